@@ -1,0 +1,46 @@
+"""Fixed-window rate limiter shared by every process through one PostgreSQL table."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+
+from psycopg_pool import ConnectionPool
+
+from adapters.memory.rate_limiter import decide
+from application.ports import RateDecision
+
+DDL = """
+CREATE TABLE IF NOT EXISTS rate_limit_windows (
+    bucket text NOT NULL,
+    window_start bigint NOT NULL,
+    hits integer NOT NULL,
+    PRIMARY KEY (bucket, window_start)
+)
+"""
+
+_HIT = """
+INSERT INTO rate_limit_windows AS w (bucket, window_start, hits) VALUES (%s, %s, 1)
+ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + 1
+RETURNING hits
+"""
+
+_PRUNE = "DELETE FROM rate_limit_windows WHERE window_start < %s"
+
+
+class PostgresRateLimiter:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+
+    def create_table(self) -> None:
+        with self._pool.connection() as conn:
+            conn.execute(DDL)
+
+    def hit(self, bucket: str, *, limit: int, window_seconds: int, now: datetime) -> RateDecision:
+        window_start = int(now.timestamp()) // window_seconds * window_seconds
+        with self._pool.connection() as conn:
+            row = conn.execute(_HIT, (bucket, window_start), prepare=True).fetchone()
+            if random.random() < 0.001:  # noqa: S311 - housekeeping, not security
+                conn.execute(_PRUNE, (window_start - 86_400,))
+        hits = int(row[0]) if row else 1
+        return decide(hits, limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)

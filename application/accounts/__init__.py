@@ -1,0 +1,1 @@
+"""The Accounts boundary: sign-up, sessions, API keys, verification and administration."""

@@ -1,0 +1,66 @@
+"""``Accounts``: the event-sourced Application of the accounts boundary and its lookups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError
+
+from application.errors import ConflictError
+from application.ports import Clock, EmailSender, PasswordHasher, SessionTokens
+from domain.accounts.user import EmailIndex, User
+
+A = TypeVar("A", bound=Aggregate)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountPorts:
+    clock: Clock
+    hasher: PasswordHasher
+    sessions: SessionTokens
+    email: EmailSender
+    public_base_url: str
+
+
+class Accounts(Application[UUID]):
+    """One consistency boundary; every command ends in one atomic ``save``."""
+
+    name = "Accounts"
+
+    def __init__(self, env: Mapping[str, str] | None = None, *, ports: AccountPorts) -> None:
+        super().__init__(env)
+        self.ports = ports
+        self._after_save: list[Any] = []
+
+    def on_saved(self, callback: Any) -> None:
+        """Register a callable told the highest notification id after each save."""
+        self._after_save.append(callback)
+
+    def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
+        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+        try:
+            recordings = self.save(*aggregates)
+        except IntegrityError as exc:
+            raise ConflictError("a concurrent change won; try again", code=conflict) from exc
+        position = max((r.notification.id for r in recordings), default=0)
+        for callback in self._after_save:
+            callback(position)
+        return position
+
+    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        return aggregate if isinstance(aggregate, cls) else None
+
+    def user_by_email(self, email: str) -> User | None:
+        index = self.find(EmailIndex, EmailIndex.create_id(email))
+        if index is None:
+            return None
+        return self.find(User, User.create_id(index.user_id))

@@ -1,0 +1,55 @@
+"""The closed set of errors a use case may raise; ``entrypoints.http.errors`` maps them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApplicationError(Exception):
+    code = "error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class NotFoundError(ApplicationError):
+    code = "not_found"
+
+
+class ConflictError(ApplicationError):
+    code = "conflict"
+
+
+class AuthenticationError(ApplicationError):
+    code = "unauthenticated"
+
+
+class PermissionDeniedError(ApplicationError):
+    code = "forbidden"
+
+
+class InvalidTokenError(ApplicationError):
+    code = "invalid_token"
+
+
+class RateLimitedError(ApplicationError):
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.headers = headers or {}
+
+
+class FieldError(ApplicationError):
+    """A request field broke a rule only the model can check; answered as 422."""
+
+    code = "value_error"
+
+    def __init__(self, loc: list[str | int], message: str, *, code: str, value: Any = None) -> None:
+        super().__init__(message, code=code)
+        self.loc = loc
+        self.value = value

@@ -1,0 +1,1 @@
+"""Accounts boundary: tenants, users, API keys, one-time tokens and revoked sessions."""

@@ -1,0 +1,41 @@
+"""API key scopes (SPEC.md Authentication §5). ``None`` on a key means every scope."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+CALLS_CREATE = "calls:create"
+CALLS_READ = "calls:read"
+WEBHOOKS_READ = "webhooks:read"
+WEBHOOKS_WRITE = "webhooks:write"
+NUMBERS_WRITE = "numbers:write"
+PROVIDERS_WRITE = "providers:write"
+# Additive scope for the audit trail (the spec leaves scopes of other routes open).
+AUDIT_READ = "audit:read"
+
+ALL_SCOPES: tuple[str, ...] = (
+    CALLS_CREATE,
+    CALLS_READ,
+    WEBHOOKS_READ,
+    WEBHOOKS_WRITE,
+    NUMBERS_WRITE,
+    PROVIDERS_WRITE,
+    AUDIT_READ,
+)
+
+
+def unknown_scopes(scopes: Iterable[str]) -> list[str]:
+    return [s for s in scopes if s not in ALL_SCOPES]
+
+
+def allows(granted: tuple[str, ...] | None, required: str) -> bool:
+    return granted is None or required in granted
+
+
+def is_subset(requested: tuple[str, ...] | None, granted: tuple[str, ...] | None) -> bool:
+    """A key may only mint keys that can do no more than itself."""
+    if granted is None:
+        return True
+    if requested is None:
+        return False
+    return set(requested) <= set(granted)

@@ -1,0 +1,143 @@
+"""``callwright`` command line: serve, worker and operator commands.
+
+Every command reads ``CALLWRIGHT_DATA_DIR``/``CALLWRIGHT_HOST``/``CALLWRIGHT_PORT`` (and
+``CALLWRIGHT_DATABASE_URL``), so a CLI command reaches the same database as a running server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import warnings
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+warnings.filterwarnings("ignore", module="platformdirs")
+
+from entrypoints.settings import Settings
+
+app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False)
+admin = typer.Typer(help="Operator commands against the service's database.", no_args_is_help=True)
+app.add_typer(admin, name="admin")
+
+HostOpt = Annotated[Optional[str], typer.Option("--host", help="Address to listen on [env CALLWRIGHT_HOST]")]
+PortOpt = Annotated[Optional[int], typer.Option("--port", help="Port to listen on [env CALLWRIGHT_PORT]")]
+DataDirOpt = Annotated[
+    Optional[Path], typer.Option("--data-dir", help="Embedded database and local files [env CALLWRIGHT_DATA_DIR]")
+]
+
+
+def _settings(host: str | None = None, port: int | None = None, data_dir: Path | None = None) -> Settings:
+    return Settings.from_env(host=host, port=port, data_dir=data_dir)
+
+
+@app.command()
+def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
+    """Run the HTTP service and every worker in one process (embedded PostgreSQL by default)."""
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    from entrypoints.bootstrap import resolve_database
+    from entrypoints.logging import configure
+
+    settings = _settings(host, port, data_dir)
+    configure(settings.log_level, settings.log_format)
+    import structlog
+
+    log = structlog.get_logger("callwright.serve")
+    database = resolve_database(settings)  # starts the embedded server when no URL is set
+    os.environ["CALLWRIGHT_DATABASE_URL"] = database.to_url()
+    os.environ["CALLWRIGHT_DATA_DIR"] = str(settings.data_dir.resolve())
+    os.environ["CALLWRIGHT_HOST"] = settings.host
+    os.environ["CALLWRIGHT_PORT"] = str(settings.port)
+    log.info("serve.starting", host=settings.host, port=settings.port, data_dir=str(settings.data_dir.resolve()),
+             embedded_database=settings.database_url is None)
+    Granian(
+        "entrypoints.http.app:create_app_from_env",
+        address=settings.host,
+        port=settings.port,
+        interface=Interfaces.ASGI,
+        workers=1,
+        factory=True,
+        log_access=False,
+    ).serve()
+
+
+@app.command()
+def worker(data_dir: DataDirOpt = None) -> None:
+    """Run the projections (read models) without the HTTP service, until interrupted."""
+    from entrypoints.bootstrap import bootstrap
+    from entrypoints.logging import configure
+
+    settings = _settings(data_dir=data_dir)
+    configure(settings.log_level, settings.log_format)
+    container = bootstrap(settings)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    container.start_projections()
+    try:
+        stop.wait()
+    finally:
+        container.close()
+
+
+def _accounts_container():
+    from adapters.email.outbox import FileOutboxEmailSender
+    from entrypoints.bootstrap import bootstrap
+    from entrypoints.logging import configure
+
+    settings = _settings()
+    configure("warning", "console")
+    return bootstrap(settings, email=FileOutboxEmailSender(settings.data_dir / "outbox"), projections=False)
+
+
+@admin.command("create-admin")
+def create_admin(
+    email: Annotated[str, typer.Option("--email", help="The operator's e-mail address")],
+    password: Annotated[str, typer.Option("--password", prompt=True, hide_input=True, confirmation_prompt=True)],
+    name: Annotated[Optional[str], typer.Option("--name")] = None,
+) -> None:
+    """Create an operator account (approved, with admin rights) and print its first API key."""
+    from application.accounts.registration import register
+    from application.errors import ApplicationError
+
+    container = _accounts_container()
+    try:
+        done = register(container.accounts, email=email, password=password, name=name, admin=True, by="cli")
+    except ApplicationError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        container.close()
+    typer.echo(f"user_id: {done.user.user_id}")
+    typer.echo(f"tenant_id: {done.tenant.tenant_id}")
+    typer.echo(f"api_key: {done.key.secret}  (shown once)")
+
+
+@admin.command("approve")
+def approve(email: Annotated[str, typer.Argument(help="E-mail address of the account to approve")]) -> None:
+    """Approve an account that is pending review."""
+    from application.accounts.administration import approve_email
+    from application.errors import ApplicationError
+
+    container = _accounts_container()
+    try:
+        view = approve_email(container.accounts, email, by="cli")
+    except ApplicationError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        container.close()
+    typer.echo(f"{view.user.email}: {view.tenant.verification_status}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

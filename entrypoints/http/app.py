@@ -1,0 +1,88 @@
+"""The Litestar application: routes, middleware, error mapping, docs and lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from prometheus_client import CollectorRegistry
+from psycopg_pool import AsyncConnectionPool
+
+from entrypoints.bootstrap import Container
+from entrypoints.http.auth import AuthMiddleware
+from entrypoints.http.context import HttpMetrics, RequestContext
+from entrypoints.http.controllers.accounts import AccountsController
+from entrypoints.http.controllers.admin import AdminController
+from entrypoints.http.controllers.api_keys import ApiKeysController
+from entrypoints.http.controllers.audit import AuditController
+from entrypoints.http.controllers.health import healthz, metrics, readyz
+from entrypoints.http.dependencies import provide_container
+from entrypoints.http.docs import assets_router, openapi_config
+from entrypoints.http.errors import EXCEPTION_HANDLERS
+
+VERSION = "0.1.0"
+
+
+def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
+    registry = CollectorRegistry()
+    container.metrics_registry = registry  # type: ignore[attr-defined]
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        assert container.database is not None, "the HTTP app needs PostgreSQL"
+        pool = AsyncConnectionPool(container.database.conninfo(), min_size=1, max_size=10, open=False,
+                                   kwargs={"autocommit": True})
+        await pool.open(wait=True, timeout=30)
+        container.read_pool = pool
+        if start_projections:
+            container.start_projections()
+        try:
+            yield
+        finally:
+            await pool.close()
+            container.read_pool = None
+            if owns_container:
+                container.close()
+            else:
+                for worker in container.projections.values():
+                    worker.stop()
+
+    app = Litestar(
+        route_handlers=[
+            AccountsController,
+            ApiKeysController,
+            AuditController,
+            AdminController,
+            healthz,
+            readyz,
+            metrics,
+            assets_router(),
+        ],
+        dependencies={"container": Provide(provide_container, sync_to_thread=False)},
+        middleware=[DefineMiddleware(AuthMiddleware, container=container)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=openapi_config(VERSION),
+        lifespan=[lifespan],
+        request_max_body_size=1_000_000,
+        debug=False,
+    )
+    app.state.container = container
+    app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry))
+    return app
+
+
+def create_app_from_env() -> Litestar:
+    """Factory for the ASGI server: settings and database from the environment."""
+    from entrypoints.bootstrap import bootstrap
+    from entrypoints.logging import configure
+    from entrypoints.settings import Settings
+
+    settings = Settings.from_env()
+    configure(settings.log_level, settings.log_format)
+    return create_app(bootstrap(settings), owns_container=True)
+
+

@@ -1,0 +1,152 @@
+"""Authentication, rate limiting and the verification gate, before any handler runs.
+
+``/v1/*`` takes API keys only (a session token gets 401 telling the caller to use a key);
+the dashboard routes under ``/auth`` take a key or a session. Scopes are checked by guards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar.connection import ASGIConnection
+from litestar.handlers import BaseRouteHandler
+
+from application.accounts import sessions as session_use_cases
+from application.accounts.administration import require_admin
+from application.accounts.authentication import authenticate_key
+from application.errors import ApplicationError, AuthenticationError, PermissionDeniedError, RateLimitedError
+from application.ports import RateDecision
+from application.principal import Principal
+from domain.accounts import api_key as key_rules
+from domain.accounts.tenant import APPROVED
+from entrypoints.bootstrap import Container
+from entrypoints.http.errors import STATUS, error_bytes
+
+KEY_ONLY = "key"
+KEY_OR_SESSION = "key_or_session"
+SESSION_ROUTES = ("/auth/me", "/auth/api-keys", "/auth/api_keys")
+
+
+def policy_for(path: str) -> str | None:
+    if path.startswith("/v1/"):
+        return KEY_ONLY
+    if any(path == p or path.startswith(p + "/") for p in SESSION_ROUTES):
+        return KEY_OR_SESSION
+    return None
+
+
+def bearer_token(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return None
+    return None
+
+
+def rate_headers(decision: RateDecision) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(decision.limit),
+        "X-RateLimit-Remaining": str(decision.remaining),
+        "X-RateLimit-Reset": str(decision.reset_at),
+    }
+
+
+class AuthMiddleware:
+    def __init__(self, app: Any, container: Container) -> None:
+        self.app = app
+        self.container = container
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        policy = policy_for(scope.get("path", "")) if scope["type"] == "http" else None
+        if policy is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal, decision = await anyio.to_thread.run_sync(
+                self._authenticate, bearer_token(scope), policy, scope.get("method", "GET"), scope.get("path", "")
+            )
+        except ApplicationError as exc:
+            await self._reject(send, exc)
+            return
+        extra = [(k.lower().encode(), v.encode()) for k, v in rate_headers(decision).items()]
+        if policy == KEY_ONLY and principal.verification_status != APPROVED:
+            gate = PermissionDeniedError(
+                "this account is pending review; API calls are refused until an operator approves it",
+                code="account_pending_review",
+            )
+            await self._reject(send, gate, extra)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+
+        async def send_with_limits(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_limits)
+
+    def _authenticate(self, token: str | None, policy: str, method: str, path: str) -> tuple[Principal, RateDecision]:
+        accounts = self.container.accounts
+        if token is None:
+            raise AuthenticationError(
+                "send your API key as 'Authorization: Bearer sk_live_…'", code="missing_credentials"
+            )
+        if token.startswith(key_rules.SECRET_PREFIX):
+            principal = authenticate_key(accounts, token, method=method, path=path)
+        elif accounts.ports.sessions.looks_like_session(token):
+            if policy == KEY_ONLY:
+                raise AuthenticationError(
+                    "session tokens are only for the dashboard; /v1 routes need an API key "
+                    "('Authorization: Bearer sk_live_…')",
+                    code="api_key_required",
+                )
+            principal = session_use_cases.authenticate_session(accounts, token)
+        else:
+            raise AuthenticationError("invalid API key", code="invalid_api_key")
+        settings = self.container.settings
+        bucket = f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
+        decision = self.container.rate_limiter.hit(
+            bucket, limit=settings.tier_limit(principal.tier), window_seconds=60, now=self.container.clock()
+        )
+        if not decision.allowed:
+            raise RateLimitedError(
+                f"rate limit of {decision.limit} requests per minute exceeded",
+                retry_after=decision.retry_after,
+                headers=rate_headers(decision),
+            )
+        return principal, decision
+
+    async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+        status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
+        headers = [(b"content-type", b"application/json"), *(extra or [])]
+        if isinstance(exc, RateLimitedError):
+            headers += [(k.lower().encode(), v.encode()) for k, v in exc.headers.items()]
+            headers.append((b"retry-after", str(exc.retry_after).encode()))
+        if isinstance(exc, AuthenticationError):
+            headers.append((b"www-authenticate", b'Bearer realm="callwright"'))
+        body = error_bytes(exc.code, exc.message)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    principal = connection.scope.get("state", {}).get("principal")
+    if principal is None:  # pragma: no cover - the middleware runs before every guarded route
+        raise AuthenticationError("not authenticated", code="missing_credentials")
+    return principal
+
+
+def requires_scope(scope_name: str) -> Any:
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        principal_of(connection).require_scope(scope_name)
+
+    guard.__name__ = f"requires_{scope_name.replace(':', '_')}"
+    return guard
+
+
+async def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    container: Container = connection.app.state.container
+    await anyio.to_thread.run_sync(require_admin, container.accounts, principal_of(connection))

@@ -1,0 +1,82 @@
+"""Outermost ASGI layer: request id (``X-Request-Id``), one access log line, Prometheus metrics.
+
+It wraps Litestar's handler so unmatched routes and errors are logged and counted too.
+Query strings and headers are never logged: they may carry tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+log = structlog.get_logger("callwright.http")
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class HttpMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "callwright_http_requests_total", "HTTP requests answered", ["method", "route", "status"], registry=registry
+        )
+        self.latency = Histogram(
+            "callwright_http_request_duration_seconds", "HTTP request latency", ["method", "route"], registry=registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+        )
+
+
+def _incoming_request_id(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"x-request-id":
+            text = value.decode("latin-1")
+            return text if _REQUEST_ID.match(text) else None
+    return None
+
+
+class RequestContext:
+    def __init__(self, app: Any, metrics: HttpMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = _incoming_request_id(scope) or uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = time.perf_counter()
+        status_holder = {"status": 500}
+
+        async def send_with_id(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = scope.get("path_template") or "unmatched"
+            method = scope.get("method", "GET")
+            self.metrics.requests.labels(method, route, str(status_holder["status"])).inc()
+            self.metrics.latency.labels(method, route).observe(elapsed)
+            principal = scope.get("state", {}).get("principal")
+            log.info(
+                "http.request",
+                method=method,
+                path=scope.get("path", ""),
+                route=route,
+                status=status_holder["status"],
+                duration_ms=round(elapsed * 1000, 2),
+                tenant_id=getattr(principal, "tenant_id", None),
+                key_id=getattr(principal, "key_id", None),
+            )
+            structlog.contextvars.unbind_contextvars("request_id")

@@ -1,0 +1,48 @@
+"""``GET /v1/audit-events``: the tenant's account history, newest first."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio.to_thread
+import msgspec
+from litestar import Controller, get
+from litestar.di import Provide
+from litestar.params import Parameter
+
+from application.errors import FieldError
+from application.principal import Principal
+from domain.accounts.scopes import AUDIT_READ
+from entrypoints.bootstrap import Container
+from entrypoints.http.auth import requires_scope
+from entrypoints.http.dependencies import provide_principal
+from projections.audit_events.queries import list_audit_events
+
+
+class AuditEventList(msgspec.Struct, kw_only=True):
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class AuditController(Controller):
+    path = "/v1/audit-events"
+    tags = ["audit"]
+    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+
+    @get("", guards=[requires_scope(AUDIT_READ)], summary="Audit trail: keys issued, rotated, used in grace, revoked; logins; approvals")
+    async def list_events(
+        self,
+        container: Container,
+        principal: Principal,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
+        cursor: Annotated[str | None, Parameter(max_length=20)] = None,
+        type: Annotated[str | None, Parameter(max_length=64)] = None,  # noqa: A002 - the query parameter's name
+    ) -> AuditEventList:
+        before = None
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
+            before = int(cursor)
+        await anyio.to_thread.run_sync(container.wait_for_views)
+        page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before, event_type=type)
+        return AuditEventList(items=page.items, next_cursor=page.next_cursor)

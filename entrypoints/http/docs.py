@@ -1,0 +1,51 @@
+"""OpenAPI 3.1 at ``/schema/openapi.json`` and a Swagger UI at ``/schema`` served from the
+installed ``swagger-ui-bundle`` package, so the docs work without a network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import swagger_ui_bundle
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
+
+ASSETS = "/schema/assets"
+
+
+def assets_dir() -> Path:
+    return Path(swagger_ui_bundle.swagger_ui_path)
+
+
+def operation_id(route_handler: Any, http_method: str, path_components: list[Any]) -> str:
+    """Unique per method and path, so aliased paths (``/auth/api_keys``) get their own ids."""
+    parts = [c if isinstance(c, str) else "{" + c.name + "}" for c in path_components]
+    return f"{http_method.lower()}:/{'/'.join(parts)}"
+
+
+def openapi_config(version: str) -> OpenAPIConfig:
+    swagger = SwaggerRenderPlugin(
+        js_url=f"{ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
+        path=["/", "/swagger"],
+        favicon="",
+    )
+    return OpenAPIConfig(
+        title="callwright",
+        version=version,
+        description="Voice calls on which an AI agent pursues an objective and returns a typed outcome.",
+        path="/schema",
+        operation_id_creator=operation_id,
+        render_plugins=[JsonRenderPlugin(), swagger],
+        components=Components(
+            security_schemes={"ApiKey": SecurityScheme(type="http", scheme="bearer", description="sk_live_… API key")}
+        ),
+        security=[{"ApiKey": []}],
+    )
+
+
+def assets_router():
+    return create_static_files_router(path=ASSETS, directories=[assets_dir()], include_in_schema=False)

@@ -1,0 +1,60 @@
+"""Request and response shapes of ``/auth/api-keys``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+ScopeName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+NumberId = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F-]{32,36}$")]
+
+
+class ApiKeyCreateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    scopes: Annotated[list[ScopeName], Field(max_length=32)] | None = None
+    number_ids: Annotated[list[NumberId], Field(max_length=1000)] | None = None
+
+
+class ApiKeySecretResponse(msgspec.Struct, kw_only=True):
+    key_id: str
+    name: str | None
+    prefix: str
+    scopes: list[str] | None
+    number_ids: list[str] | None
+    created_at: str
+    secret: str
+    rotated_from: str | None = None
+
+
+class RotateResponse(ApiKeySecretResponse, kw_only=True):
+    old_key_id: str
+    old_key_expires_at: str
+
+
+class ApiKeyListItem(msgspec.Struct, kw_only=True):
+    key_id: str
+    name: str | None
+    prefix: str
+    scopes: list[str] | None
+    number_ids: list[str] | None
+    status: str
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+    rotated_to: str | None
+    rotated_from: str | None
+    last_used_during_grace_at: str | None
+
+
+class ApiKeyList(msgspec.Struct, kw_only=True):
+    items: list[ApiKeyListItem]
+
+
+class RevokeResponse(msgspec.Struct, kw_only=True):
+    status: str
+    key_id: str
+    revoked_at: str

@@ -1,0 +1,59 @@
+"""Settings read from ``CALLWRIGHT_*`` environment variables (one place, typed, with defaults)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIERS = {"standard": 60, "growth": 600, "scale": 3000}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Path("var")
+    database_url: str | None = None
+    secret_key: str | None = None
+    public_base_url: str | None = None
+    rate_limit_tiers: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+    login_attempts: int = 10
+    login_window_seconds: int = 300
+    scrypt_n: int = 2**15
+    log_level: str = "info"
+    log_format: str = "json"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        if "CALLWRIGHT_HOST" in env:
+            values["host"] = env["CALLWRIGHT_HOST"]
+        if "CALLWRIGHT_PORT" in env:
+            values["port"] = int(env["CALLWRIGHT_PORT"])
+        if "CALLWRIGHT_DATA_DIR" in env:
+            values["data_dir"] = Path(env["CALLWRIGHT_DATA_DIR"])
+        for name in ("database_url", "secret_key", "public_base_url", "log_level", "log_format"):
+            value = env.get(f"CALLWRIGHT_{name.upper()}")
+            if value:
+                values[name] = value
+        if env.get("CALLWRIGHT_RATE_LIMIT_TIERS"):
+            values["rate_limit_tiers"] = {k: int(v) for k, v in json.loads(env["CALLWRIGHT_RATE_LIMIT_TIERS"]).items()}
+        if env.get("CALLWRIGHT_SCRYPT_N"):
+            values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_base_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def tier_limit(self, tier: str) -> int:
+        return int(self.rate_limit_tiers.get(tier, self.rate_limit_tiers.get("standard", 60)))

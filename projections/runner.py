@@ -1,0 +1,129 @@
+"""Runs a projection: follows an application's notification log, in order, from its tracking.
+
+Polls on a short interval and is woken early by in-process saves (LISTEN alone can stall).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from eventsourcing.application import Application
+from eventsourcing.persistence import Tracking
+
+log = structlog.get_logger(__name__)
+
+BATCH = 500
+
+
+class ProjectionWorker:
+    def __init__(
+        self,
+        app: Application[Any],
+        process_event: Callable[[Any, Tracking], None],
+        view: Any,
+        *,
+        name: str,
+        poll_interval: float = 0.25,
+        lock: Any = None,
+    ) -> None:
+        self.app = app
+        self.process_event = process_event
+        self.view = view
+        self.name = name
+        self.poll_interval = poll_interval
+        self.lock = lock  # an object with try_acquire()/release(); None means always the leader
+        self.is_leader = lock is None
+        self.position = view.max_tracking_id(app.name) or 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._progress = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def poke(self, _position: int = 0) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"projection-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self.lock is not None:
+            self.lock.release()
+
+    def catch_up(self) -> int:
+        """Process everything recorded so far; returns how many events were processed."""
+        processed = 0
+        while True:
+            notifications = self.app.recorder.select_notifications(
+                start=self.position, limit=BATCH, inclusive_of_start=False
+            )
+            for notification in notifications:
+                event = self.app.mapper.to_domain_event(notification)
+                self.process_event(event, Tracking(self.app.name, notification.id))
+                with self._progress:
+                    self.position = notification.id
+                    self._progress.notify_all()
+            processed += len(notifications)
+            if len(notifications) < BATCH:
+                return processed
+
+    def _run(self) -> None:
+        backoff = self.poll_interval
+        while not self._stop.is_set():
+            try:
+                if self.lock is not None:
+                    self.is_leader = self.lock.try_acquire()
+                if self.is_leader:
+                    self.catch_up()
+                else:  # hot standby: follow the leader's tracking for read-your-writes
+                    self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
+                self.error = None
+                backoff = self.poll_interval
+            except Exception as exc:  # keep following the log; report and retry
+                self.error = exc
+                log.exception("projection.failed", projection=self.name)
+                backoff = min(backoff * 2, 5.0)
+                # Another process may have advanced the view; resume from its tracking.
+                self.position = max(self.position, self.view.max_tracking_id(self.app.name) or 0)
+            self._wake.wait(backoff)
+            self._wake.clear()
+
+    def _advance_to(self, position: int) -> None:
+        with self._progress:
+            if position > self.position:
+                self.position = position
+                self._progress.notify_all()
+
+    def wait(self, position: int, timeout: float = 2.0) -> bool:
+        """Block until the view has processed ``position`` (read-your-writes)."""
+        self.poke()
+        deadline = time.monotonic() + timeout
+        with self._progress:
+            while self.position < position:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if self._thread is None:
+                    return False
+                self._progress.wait(min(remaining, 0.05))
+                if not self.is_leader:
+                    self._progress.release()
+                    try:
+                        latest = self.view.max_tracking_id(self.app.name) or 0
+                    finally:
+                        self._progress.acquire()
+                    self.position = max(self.position, latest)
+        return True
+
+    def lag(self) -> int:
+        head = self.app.recorder.max_notification_id() or 0
+        return max(0, head - self.position)

@@ -1,0 +1,33 @@
+"""Base of every SQL view: a PostgreSQL tracking recorder whose rows and tracking commit together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from psycopg.sql import SQL, Composed, Identifier
+
+
+class SqlView(PostgresTrackingRecorder):
+    """Subclasses give ``table`` and ``ddl`` (``{table}`` and ``{schema}`` are substituted)."""
+
+    table: str = ""
+    ddl: Sequence[str] = ()
+
+    def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
+        kwargs.setdefault("tracking_table_name", f"{self.table}_tracking")
+        super().__init__(datastore, **kwargs)
+        for statement in self.ddl:
+            self.sql_create_statements.append(self.sql(statement))
+
+    def sql(self, statement: str) -> Composed:
+        return SQL(statement).format(schema=Identifier(self.datastore.schema), table=Identifier(self.table))
+
+    def write(self, statements: Iterable[tuple[Composed, Sequence[Any] | dict[str, Any]]], tracking: Tracking) -> None:
+        """Apply the view change and record the tracking row in one transaction."""
+        with self.datastore.transaction(commit=True) as curs:
+            for statement, params in statements:
+                curs.execute(statement, params, prepare=True)
+            self._insert_tracking(curs, tracking)
