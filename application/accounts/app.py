@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
@@ -51,6 +53,27 @@ class Accounts(Application[UUID]):
         for callback in self._after_save:
             callback(position)
         return position
+
+    def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A], object], attempts: int = 30) -> A:
+        """Load, change and save one aggregate, retrying when a concurrent writer won the race.
+
+        For facts that must be recorded whatever else happened meanwhile (a login, a use of a
+        rotated key), not for decisions that depend on the state they read.
+        """
+        for attempt in range(attempts):
+            aggregate = self.find(cls, aggregate_id)
+            if aggregate is None:
+                raise ConflictError("the record disappeared", code="conflict")
+            change(aggregate)
+            try:
+                self.commit(aggregate)
+            except ConflictError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311 - jitter only
+                continue
+            return aggregate
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:

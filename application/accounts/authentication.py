@@ -32,8 +32,7 @@ def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str)
         raise AuthenticationError(INVALID_KEY, code="invalid_api_key")
     if status == key_rules.ROTATED:
         # SPEC.md: every use of a rotated key in its grace window is audit-logged.
-        key.record_use_during_grace(method=method, path=path[:512], now=now)
-        accounts.commit(key)
+        accounts.update(ApiKey, key.id, lambda k: k.record_use_during_grace(method=method, path=path[:512], now=now))
     return Principal(
         kind=API_KEY,
         tenant_id=key.tenant_id,

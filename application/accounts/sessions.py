@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from application.accounts.app import Accounts
-from application.errors import AuthenticationError, InvalidTokenError
+from application.errors import AuthenticationError, ConflictError, InvalidTokenError
 from application.principal import SESSION, Principal
 from domain.accounts.tenant import Tenant
 from domain.accounts.tokens import RevokedSession
@@ -30,8 +30,7 @@ def login(accounts: Accounts, *, email: str, password: str, client_ip: str | Non
         raise AuthenticationError(INVALID_CREDENTIALS, code="invalid_credentials")
     now = accounts.ports.clock()
     issued = accounts.ports.sessions.issue(user_id=user.user_id, tenant_id=user.tenant_id, now=now)
-    user.record_login(issued.claims.jti, client_ip, now)
-    accounts.commit(user)
+    accounts.update(User, user.id, lambda u: u.record_login(issued.claims.jti, client_ip, now))
     return LoggedIn(
         access_token=issued.token,
         expires_in=int((issued.claims.expires_at - issued.claims.issued_at).total_seconds()),
@@ -47,15 +46,15 @@ def logout(accounts: Accounts, *, token: str) -> None:
         raise AuthenticationError(exc.message, code="invalid_session") from exc
     if accounts.find(RevokedSession, RevokedSession.create_id(claims.jti)) is not None:
         return
-    user = accounts.find(User, User.create_id(claims.user_id))
     revoked = RevokedSession(
         tenant_id=claims.tenant_id, jti=claims.jti, user_id=claims.user_id, expires_at=claims.expires_at, at=now
     )
-    if user is None:
+    try:
         accounts.commit(revoked)
-        return
-    user.record_logout(claims.jti, now)
-    accounts.commit(revoked, user)
+    except ConflictError:
+        return  # a concurrent logout of the same token already blocked it
+    if accounts.find(User, User.create_id(claims.user_id)) is not None:
+        accounts.update(User, User.create_id(claims.user_id), lambda u: u.record_logout(claims.jti, now))
 
 
 def authenticate_session(accounts: Accounts, token: str) -> Principal:
