@@ -17,6 +17,7 @@ from eventsourcing.persistence import Tracking
 log = structlog.get_logger(__name__)
 
 BATCH = 500
+LOCK_RETRY_SECONDS = 2.0
 
 
 class ProjectionWorker:
@@ -37,6 +38,7 @@ class ProjectionWorker:
         self.poll_interval = poll_interval
         self.lock = lock  # an object with try_acquire()/release(); None means always the leader
         self.is_leader = lock is None
+        self._next_lock_try = 0.0
         self.position = view.max_tracking_id(app.name) or 0
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -80,8 +82,9 @@ class ProjectionWorker:
         backoff = self.poll_interval
         while not self._stop.is_set():
             try:
-                if self.lock is not None:
+                if self.lock is not None and (self.is_leader or time.monotonic() >= self._next_lock_try):
                     self.is_leader = self.lock.try_acquire()
+                    self._next_lock_try = time.monotonic() + LOCK_RETRY_SECONDS
                 if self.is_leader:
                     self.catch_up()
                 else:  # hot standby: follow the leader's tracking for read-your-writes

@@ -42,7 +42,7 @@ def test_dummy_verification_costs_about_as_much_as_a_real_one():
     for _ in range(3):
         hasher.verify_dummy("wrong password!")
     dummy = time.perf_counter() - started
-    assert 0.5 < dummy / real < 2.0
+    assert 0.33 < dummy / real < 3.0
 
 
 def test_session_token_round_trips_and_expires_after_24_hours():
