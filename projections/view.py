@@ -10,6 +10,18 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.sql import SQL, Composed, Identifier
 
 
+def pg_text(value: Any) -> Any:
+    """PostgreSQL text and jsonb cannot hold NUL, events can (they are stored as bytes): a NUL in
+    a recorded string (a request path, a label) must not stop a view, so it is shown as U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {pg_text(k): pg_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [pg_text(v) for v in value]
+    return value
+
+
 class SqlView(PostgresTrackingRecorder):
     """Subclasses give ``table`` and ``ddl`` (``{table}`` and ``{schema}`` are substituted)."""
 

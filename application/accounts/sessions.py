@@ -65,9 +65,12 @@ def authenticate_session(accounts: Accounts, token: str) -> Principal:
         raise AuthenticationError(exc.message, code="invalid_session") from exc
     if accounts.find(RevokedSession, RevokedSession.create_id(claims.jti)) is not None:
         raise AuthenticationError("this session has been logged out", code="session_revoked")
+    user = accounts.find(User, User.create_id(claims.user_id))
     tenant = accounts.find(Tenant, Tenant.create_id(claims.tenant_id))
-    if tenant is None:
+    if user is None or tenant is None:
         raise AuthenticationError("this session is not valid", code="invalid_session")
+    if not user.accepts_session_issued_at(claims.issued_at):
+        raise AuthenticationError("the password was changed after this session began", code="session_revoked")
     return Principal(
         kind=SESSION,
         tenant_id=claims.tenant_id,

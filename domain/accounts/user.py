@@ -57,6 +57,7 @@ class User(TenantAggregate):
         self.registered_at = at
         self.email_verified_at: datetime | None = None
         self.last_login_at: datetime | None = None
+        self.password_changed_at: datetime | None = None
 
     def verify_email(self, now: datetime) -> bool:
         if self.email_verified_at is not None:
@@ -74,6 +75,13 @@ class User(TenantAggregate):
     @event("PasswordChanged")
     def _password_changed(self, password_hash: str, reason: str, at: datetime) -> None:
         self.password_hash = password_hash
+        self.password_changed_at = at
+
+    def accepts_session_issued_at(self, issued_at: datetime) -> bool:
+        """Sessions issued before the last password change are void (tokens carry whole seconds)."""
+        if self.password_changed_at is None:
+            return True
+        return issued_at >= self.password_changed_at.replace(microsecond=0)
 
     def record_login(self, jti: str, client_ip: str | None, now: datetime) -> None:
         self._logged_in(jti=jti, client_ip=client_ip, at=now)

@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import AuthMiddleware
+from entrypoints.http.body import JsonBodyRequest
 from entrypoints.http.context import HttpMetrics, RequestContext
 from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.admin import AdminController
@@ -68,6 +69,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         openapi_config=openapi_config(VERSION),
         lifespan=[lifespan],
         request_max_body_size=1_000_000,
+        request_class=JsonBodyRequest,
         debug=False,
     )
     app.state.container = container

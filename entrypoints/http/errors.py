@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import structlog
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.exceptions import HTTPException, NotFoundException, SerializationException, ValidationException
 from litestar.status_codes import HTTP_422_UNPROCESSABLE_ENTITY
 
 from application.errors import (
@@ -81,6 +81,10 @@ def _validation_details(request: Request[Any, Any, Any], exc: ValidationExceptio
     for item in exc.extra if isinstance(exc.extra, list) else []:
         source = getattr(item.get("source"), "value", item.get("source")) or "body"
         key = item.get("key")
+        if source == "body" and key == "data":
+            # an empty body leaves Litestar's whole-body parameter unset ("KeyError: 'data'")
+            found.append(detail(["body"], "a JSON body is required", "missing"))
+            continue
         loc = [str(source), key] if key else [str(source)]
         raw = request.query_params.get(key) if source == "query" and key else None
         if source == "path" and key:
@@ -96,10 +100,10 @@ def handle_validation(request: Request[Any, Any, Any], exc: ValidationException)
 
 
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
-    if exc.status_code == 400 and "JSON is malformed" in str(exc.detail):
-        return unprocessable([detail(["body"], "the body is not valid JSON", "json_invalid")])
-    if exc.status_code == 400 and "decode" in str(exc.detail).lower():
-        return unprocessable([detail(["body"], str(exc.detail), "json_invalid")])
+    # Litestar re-raises a body decoding failure as a plain 400 whose cause is the decoder's error;
+    # its message varies ("JSON is malformed", "Input data was truncated", ...), so test the cause.
+    if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):
+        return unprocessable([detail(["body"], f"the body is not valid JSON: {exc.detail}", "json_invalid")])
     code = _DEFAULT_CODES.get(exc.status_code, "error")
     message = exc.detail if exc.status_code < 500 else "internal error"
     if isinstance(exc, NotFoundException):

@@ -10,10 +10,11 @@ from psycopg.types.json import Jsonb
 from domain import ids
 from domain.accounts.api_key import ApiKey
 from projections.api_keys.view import ApiKeysView
+from projections.view import pg_text
 
 
 def _json(value: Any) -> Jsonb | None:
-    return Jsonb(list(value)) if value is not None else None
+    return Jsonb(pg_text(list(value))) if value is not None else None
 
 
 class ApiKeysProjection:
@@ -43,7 +44,7 @@ class ApiKeysProjection:
         common = {"key_id": key_id, "version": event.originator_version}
         if isinstance(event, ApiKey.Issued):
             params: Any = (
-                key_id, event.tenant_id, event.user_id, event.name, event.prefix,
+                key_id, event.tenant_id, event.user_id, pg_text(event.name), event.prefix,
                 _json(event.scopes), _json(event.number_ids), event.at, event.rotated_from,
                 event.originator_version,
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from psycopg.rows import dict_row
@@ -10,7 +10,8 @@ from psycopg_pool import AsyncConnectionPool
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+    # The session time zone decides how timestamptz comes back; the wire is always UTC.
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 def _status(row: dict[str, Any], now: datetime) -> str:

@@ -14,6 +14,7 @@ from domain.accounts.api_key import ApiKey
 from domain.accounts.tenant import Tenant
 from domain.accounts.user import User
 from projections.audit_events.view import AuditEventsView
+from projections.view import pg_text
 
 Row = tuple[str, str, str, dict[str, Any]]  # type, actor, subject, data
 
@@ -105,9 +106,9 @@ class AuditEventsProjection:
             tracking.notification_id,
             event.tenant_id,
             kind,
-            actor,
-            subject,
+            pg_text(actor),
+            pg_text(subject),
             getattr(event, "at", event.timestamp),
-            Jsonb(data),
+            Jsonb(pg_text(data)),
         )
         self.view.write([(self._insert, params)], tracking)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from psycopg.rows import dict_row
@@ -58,4 +58,5 @@ async def list_audit_events(
 
 
 def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
+    # The session time zone decides how timestamptz comes back; the wire is always UTC.
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")

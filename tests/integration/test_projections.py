@@ -14,6 +14,15 @@ def _count(container, table: str) -> int:
         return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
+def _wait_until(condition, timeout: float = 5.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
 def test_views_catch_up_with_events_saved_before_they_started(container):
     for i in range(3):
         registration.register(container.accounts, email=f"early{i}@example.com", password=PASSWORD, name=None)
@@ -27,7 +36,7 @@ def test_only_one_process_projects_and_the_standby_still_sees_progress(container
     second = bootstrap(settings, database=db, clock=clock, email=mail, hasher=FAST_HASHER)
     try:
         container.start_projections()
-        container.wait_for_views(timeout=5)  # the first process becomes leader
+        _wait_until(lambda: all(w.is_leader for w in container.projections.values()))
         second.start_projections()
         registration.register(second.accounts, email="standby@example.com", password=PASSWORD, name=None)
         second.wait_for_views(timeout=5)

@@ -36,11 +36,12 @@ class AuditController(Controller):
         principal: Principal,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Parameter(max_length=20)] = None,
-        type: Annotated[str | None, Parameter(max_length=64)] = None,  # noqa: A002 - the query parameter's name
+        type: Annotated[str | None, Parameter(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")] = None,  # noqa: A002 - the query parameter's name
     ) -> AuditEventList:
         before = None
         if cursor is not None:
-            if not cursor.isdigit():
+            # isdigit() alone admits "²" and other non-ASCII digits that int() refuses
+            if not (cursor.isascii() and cursor.isdigit()) or int(cursor) >= 2**63:
                 raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
             before = int(cursor)
         await anyio.to_thread.run_sync(container.wait_for_views)

@@ -12,6 +12,7 @@ import msgspec
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 from domain.accounts.user import is_valid_email, normalize_email
+from entrypoints.http.schemas.text import Label
 
 
 def _email(value: str) -> str:
@@ -32,7 +33,7 @@ class Request(BaseModel):
 class SignupRequest(Request):
     email: Email
     password: Password
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    name: Label | None = None
 
 
 class LoginRequest(Request):

@@ -7,6 +7,8 @@ from typing import Annotated
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from entrypoints.http.schemas.text import Label
+
 ScopeName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 NumberId = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F-]{32,36}$")]
 
@@ -14,7 +16,7 @@ NumberId = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F-]{32,36}$")]
 class ApiKeyCreateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    name: Label | None = None
     scopes: Annotated[list[ScopeName], Field(max_length=32)] | None = None
     number_ids: Annotated[list[NumberId], Field(max_length=1000)] | None = None
 
