@@ -22,7 +22,7 @@ from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
-from entrypoints.http.docs import assets_router, openapi_config
+from entrypoints.http.docs import assets_router, describe_errors, openapi_config
 from entrypoints.http.errors import EXCEPTION_HANDLERS
 
 VERSION = "0.1.0"
@@ -72,6 +72,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         request_class=JsonBodyRequest,
         debug=False,
     )
+    describe_errors(app.openapi_schema)
     app.state.container = container
     app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry))
     return app

@@ -9,6 +9,14 @@ from typing import Any
 import swagger_ui_bundle
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import (
+    OpenAPI,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Reference,
+    Schema,
+)
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
@@ -45,6 +53,56 @@ def openapi_config(version: str) -> OpenAPIConfig:
         ),
         security=[{"ApiKey": []}],
     )
+
+
+_VALIDATION_ERROR = Schema(
+    type=OpenAPIType.OBJECT,
+    required=["detail"],
+    properties={
+        "detail": Schema(
+            type=OpenAPIType.ARRAY,
+            items=Schema(
+                type=OpenAPIType.OBJECT,
+                required=["loc", "msg", "type", "input", "ctx"],
+                properties={
+                    "loc": Schema(type=OpenAPIType.ARRAY, items=Schema(one_of=[Schema(type=OpenAPIType.STRING), Schema(type=OpenAPIType.INTEGER)])),
+                    "msg": Schema(type=OpenAPIType.STRING),
+                    "type": Schema(type=OpenAPIType.STRING),
+                    "input": Schema(),
+                    "ctx": Schema(type=OpenAPIType.OBJECT),
+                },
+            ),
+        )
+    },
+    description="Every problem found in body, query and path.",
+)
+_ERROR = Schema(
+    type=OpenAPIType.OBJECT,
+    required=["error"],
+    properties={
+        "error": Schema(
+            type=OpenAPIType.OBJECT,
+            required=["code", "message"],
+            properties={"code": Schema(type=OpenAPIType.STRING), "message": Schema(type=OpenAPIType.STRING)},
+        )
+    },
+)
+
+
+def describe_errors(openapi: OpenAPI) -> None:
+    """Replace the framework's generic 400 description with the answers the service really gives."""
+    components = openapi.components if isinstance(openapi.components, Components) else Components()
+    components.schemas = {**(components.schemas or {}), "ValidationError": _VALIDATION_ERROR, "Error": _ERROR}
+    openapi.components = components
+    invalid = OpenAPIResponse(
+        description="Validation failed", content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/ValidationError"))}
+    )
+    for item in (openapi.paths or {}).values():
+        for operation in (item.get, item.put, item.post, item.delete, item.patch):
+            if operation is None or operation.responses is None:
+                continue
+            if operation.responses.pop("400", None) is not None:
+                operation.responses["422"] = invalid
 
 
 def assets_router():

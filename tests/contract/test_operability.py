@@ -100,6 +100,16 @@ def test_openapi_document_is_3_1_and_lists_the_auth_and_v1_routes(client):
     assert len(operation_ids) == len(set(operation_ids))
 
 
+def test_openapi_document_describes_validation_errors_in_the_spec_shape(client):
+    """SPEC.md Errors: 422 is {detail: [{loc, msg, type, input, ctx}]}; no framework 400 shape."""
+    document = client.get("/schema/openapi.json").json()
+    signup = document["paths"]["/auth/signup"]["post"]["responses"]
+    assert "400" not in signup
+    assert signup["422"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/ValidationError"
+    item = document["components"]["schemas"]["ValidationError"]["properties"]["detail"]["items"]
+    assert set(item["required"]) == {"loc", "msg", "type", "input", "ctx"}
+
+
 def test_openapi_document_leaves_out_metrics_and_static_assets(client):
     paths = client.get("/schema/openapi.json").json()["paths"]
 
