@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,7 +41,13 @@ class Principal:
             )
 
     def may_use_number(self, number_id: str) -> bool:
-        return self.number_ids is None or number_id in self.number_ids
+        if self.number_ids is None:
+            return True
+        try:
+            canonical = str(uuid.UUID(number_id))
+        except ValueError:
+            return False
+        return canonical in self.number_ids
 
     def require_number(self, number_id: str) -> None:
         """SPEC.md Authentication §6: a restricted key may only target its numbers."""

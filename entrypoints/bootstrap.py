@@ -119,7 +119,12 @@ def _add_projections(container: Container, env: dict[str, str]) -> None:
         view = view_class(factory.datastore)
         view.create_table()
         projection = projection_class(view)
-        lock = AdvisoryLock(container.database.conninfo(), f"projection:{projection.name}") if container.database else None
+        lock = None
+        if container.database:
+            # Advisory locks are per database, not per schema: name the schema so that services
+            # sharing one database in separate schemas do not stand by for each other.
+            lock_name = f"projection:{container.database.schema}:{projection.name}"
+            lock = AdvisoryLock(container.database.conninfo(), lock_name)
         worker = ProjectionWorker(container.accounts, projection.process_event, view, name=projection.name, lock=lock)
         container.accounts.on_saved(worker.poke)
         container.projections[projection.name] = worker

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timezone
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,10 @@ from projections.view import pg_text
 Row = tuple[str, str, str, dict[str, Any]]  # type, actor, subject, data
 
 
+def _iso(value: Any) -> str:
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
 def _key_id(event: Any) -> str:
     return ids.to_public(ids.API_KEY, event.originator_id)
 
@@ -31,7 +36,7 @@ def _issued(e: ApiKey.Issued) -> Row:
 
 
 def _rotated(e: Any) -> Row:
-    return "api_key.rotated", e.by, _key_id(e), {"successor_key_id": e.successor_key_id, "expires_at": e.expires_at.isoformat()}
+    return "api_key.rotated", e.by, _key_id(e), {"successor_key_id": e.successor_key_id, "expires_at": _iso(e.expires_at)}
 
 
 def _rotated_used(e: Any) -> Row:

@@ -39,10 +39,14 @@ def test_unknown_scopes_are_named():
 
 
 def test_number_restriction_is_checked():
-    restricted = key_principal(numbers=("n1",))
-    assert restricted.may_use_number("n1")
+    allowed = "5f0c8a52-0d1e-4a34-9a51-7d1a2b3c4d5e"
+    restricted = key_principal(numbers=(allowed,))
+    assert restricted.may_use_number(allowed)
+    assert restricted.may_use_number(allowed.upper())
+    assert restricted.may_use_number(allowed.replace("-", ""))
+    assert not restricted.may_use_number("not-a-uuid")
     with pytest.raises(PermissionDeniedError) as raised:
-        restricted.require_number("n2")
+        restricted.require_number("0f0c8a52-0d1e-4a34-9a51-7d1a2b3c4d5e")
     assert raised.value.code == "number_not_allowed"
     assert key_principal(numbers=None).may_use_number("anything")
 

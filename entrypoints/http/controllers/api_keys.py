@@ -55,7 +55,7 @@ class ApiKeysController(Controller):
             principal,
             name=data.name,
             scopes=tuple(data.scopes) if data.scopes is not None else None,
-            number_ids=tuple(n.lower() for n in data.number_ids) if data.number_ids is not None else None,
+            number_ids=tuple(data.number_ids) if data.number_ids is not None else None,
         )
         return ApiKeySecretResponse(**_secret_response(issued))
 

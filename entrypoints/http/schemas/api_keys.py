@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from entrypoints.http.schemas.text import Label
 
 ScopeName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-NumberId = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F-]{32,36}$")]
+def _canonical_uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError as exc:
+        raise ValueError("must be a number id (a UUID)") from exc
+
+
+NumberId = Annotated[str, StringConstraints(max_length=64), AfterValidator(_canonical_uuid)]
 
 
 class ApiKeyCreateRequest(BaseModel):
