@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from litestar.testing import TestClient
 
 from adapters.email.outbox import MemoryEmailSender
@@ -40,3 +41,29 @@ def shared_app(pg_server: DatabaseConfig, data_dir: Path) -> Iterator[tuple[Test
     finally:
         container.close()
         drop_schema(config)
+
+
+# Module-scoped fixtures for modules that share one app: import them by name into the module.
+
+
+@pytest.fixture(scope="module")
+def app(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient[Any], Container]]:
+    with shared_app(pg_server, tmp_path_factory.mktemp("var")) as built:
+        yield built
+
+
+@pytest.fixture(scope="module")
+def client(app: tuple[TestClient[Any], Container]) -> TestClient[Any]:
+    return app[0]
+
+
+@pytest.fixture(scope="module")
+def container(app: tuple[TestClient[Any], Container]) -> Container:
+    return app[1]
+
+
+@pytest.fixture(scope="module")
+def mail(container: Container) -> MemoryEmailSender:
+    sender = container.accounts.ports.email
+    assert isinstance(sender, MemoryEmailSender)
+    return sender

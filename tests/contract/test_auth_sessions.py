@@ -14,33 +14,10 @@ from litestar.testing import TestClient
 from adapters.email.outbox import MemoryEmailSender
 from entrypoints.bootstrap import Container
 from tests.conftest import PASSWORD, signup
-from tests.contract.shared_app import shared_app
+from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 # One app for the module: every test signs up its own account, so they do not see each other;
 # moving the shared clock forward only ever ages tokens of the test that moves it.
-
-
-@pytest.fixture(scope="module")
-def app(pg_server, tmp_path_factory) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var")) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app) -> TestClient[Any]:
-    return app[0]
-
-
-@pytest.fixture(scope="module")
-def container(app) -> Container:
-    return app[1]
-
-
-@pytest.fixture(scope="module")
-def mail(container: Container) -> MemoryEmailSender:
-    sender = container.accounts.ports.email
-    assert isinstance(sender, MemoryEmailSender)
-    return sender
 
 
 NEW_PASSWORD = "a brand new passphrase"

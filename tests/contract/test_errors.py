@@ -17,25 +17,9 @@ from litestar.testing import TestClient
 from application.accounts.registration import register
 from entrypoints.bootstrap import Container
 from tests.conftest import PASSWORD, Account, approve, signup
-from tests.contract.shared_app import shared_app
+from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 # --- one app for the whole module: these tests only read shapes, so they can share it -------
-
-
-@pytest.fixture(scope="module")
-def app(pg_server, tmp_path_factory) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var")) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app) -> TestClient[Any]:
-    return app[0]
-
-
-@pytest.fixture(scope="module")
-def container(app) -> Container:
-    return app[1]
 
 
 @pytest.fixture(scope="module")

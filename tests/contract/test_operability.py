@@ -14,20 +14,9 @@ from litestar.testing import TestClient
 
 from entrypoints.bootstrap import Container
 from tests.conftest import Account, signup
-from tests.contract.shared_app import shared_app
+from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-
-
-@pytest.fixture(scope="module")
-def app(pg_server, tmp_path_factory) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var")) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app) -> TestClient[Any]:
-    return app[0]
 
 
 @pytest.fixture(scope="module")

@@ -121,21 +121,20 @@ def _apply(ops: list[str], clock: FakeClock) -> tuple[ApiKey, User, Tenant]:
     return key, user, tenant
 
 
-@given(ops=OPERATIONS)
-@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_replay_rebuilds_equal_aggregates_on_popo(memory_container: Container, ops: list[str]):
-    accounts = memory_container.accounts
+def _replays_equal(accounts: Accounts, ops: list[str]) -> None:
     aggregates = _apply(ops, FakeClock())
     accounts.save(*aggregates)
     for live in aggregates:
         assert stored(accounts, live) == state(live)
+
+
+@given(ops=OPERATIONS)
+@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_replay_rebuilds_equal_aggregates_on_popo(memory_container: Container, ops: list[str]):
+    _replays_equal(memory_container.accounts, ops)
 
 
 @given(ops=OPERATIONS)
 @hypothesis_settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_replay_rebuilds_equal_aggregates_on_postgres(container: Container, ops: list[str]):
-    accounts = container.accounts
-    aggregates = _apply(ops, FakeClock())
-    accounts.save(*aggregates)
-    for live in aggregates:
-        assert stored(accounts, live) == state(live)
+    _replays_equal(container.accounts, ops)
