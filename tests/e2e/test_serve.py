@@ -139,7 +139,8 @@ def test_create_admin_prints_a_key_that_may_use_the_admin_routes(launch: Launch,
         approved = http.post(f"/v1/admin/users/{user['user_id']}/approve", headers=admin_key)
         assert approved.status_code == 200, approved.text
         assert approved.json()["verification_status"] == "approved"
-        assert http.get("/v1/audit-events", headers=bearer(user["api_key"])).status_code == 200
+        listed = http.get("/v1/audit-events", headers=bearer(user["api_key"]))
+        assert listed.status_code == 200, listed.text
 
 
 def test_serve_options_take_precedence_over_the_environment(launch: Launch, workdir: Path) -> None:
@@ -159,8 +160,8 @@ def test_serve_options_take_precedence_over_the_environment(launch: Launch, work
 
 
 @pytest.fixture
-def external_database() -> Iterator[DatabaseConfig]:
-    """A fresh schema on the machine's PostgreSQL (or ``CALLWRIGHT_TEST_DATABASE_URL``), dropped after."""
+def external_schemas() -> Iterator[list[DatabaseConfig]]:
+    """Two fresh schemas in one database of the machine's PostgreSQL (or ``CALLWRIGHT_TEST_DATABASE_URL``)."""
     url = os.environ.get("CALLWRIGHT_TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/postgres"
     server = DatabaseConfig.from_url(url).with_schema("public")
     try:
@@ -170,28 +171,44 @@ def external_database() -> Iterator[DatabaseConfig]:
         if os.environ.get("CI") == "true":
             pytest.fail(message)  # ARCHITECTURE.md §10: in CI a missing component is a failure
         pytest.skip(message)
-    config = server.with_schema("e2e_" + uuid.uuid4().hex[:12])
-    yield config
+    schemas = [server.with_schema(f"e2e_{uuid.uuid4().hex[:12]}") for _ in range(2)]
+    yield schemas
     with psycopg.connect(server.conninfo(), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(config.schema)))
+        for config in schemas:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(config.schema)))
+
+
+def projected_types(config: DatabaseConfig, tenant_id: str) -> set[str]:
+    with psycopg.connect(config.conninfo(), autocommit=True) as conn:
+        query = sql.SQL("SELECT type FROM {}.audit_events_v1 WHERE tenant_id = %s").format(
+            sql.Identifier(config.schema)
+        )
+        return {row[0] for row in conn.execute(query, (tenant_id,))}
 
 
 def test_database_url_switches_to_an_external_postgresql(
-    external_database: DatabaseConfig, launch: Launch, workdir: Path
+    external_schemas: list[DatabaseConfig], launch: Launch, workdir: Path
 ) -> None:
-    data_dir, port = workdir / "var", free_port()
-    env = {**embedded_env(data_dir, port), "CALLWRIGHT_DATABASE_URL": external_database.to_url()}
-    server = launch(env, host="127.0.0.1", port=port, data_dir=data_dir)
-    with server.client() as http:
-        account = signup(http, "external@example.com")
-        approve_with_cli(env, "external@example.com")
-        assert http.get("/v1/audit-events", headers=bearer(account["api_key"])).status_code == 200
+    # Two services share one database in separate schemas (``?schema=``); both run at once, so each
+    # must keep its own read models current (projection locks are per schema).
+    services = []
+    for n, database in enumerate(external_schemas):
+        data_dir, port = workdir / f"var-{n}", free_port()
+        env = {**embedded_env(data_dir, port), "CALLWRIGHT_DATABASE_URL": database.to_url()}
+        services.append((launch(env, host="127.0.0.1", port=port, data_dir=data_dir), data_dir, database))
 
-    assert not (data_dir / "pgdata").exists()
-    with psycopg.connect(external_database.conninfo(), autocommit=True) as conn:
-        query = sql.SQL("SELECT type FROM {}.audit_events_v1 WHERE tenant_id = %s").format(
-            sql.Identifier(external_database.schema)
-        )
-        stored = {row[0] for row in conn.execute(query, (account["tenant_id"],))}
-    assert {"tenant.approved", "api_key.issued"} <= stored
-    assert server.interrupt() == 0, server.output()
+    for n, (server, data_dir, database) in enumerate(services):
+        email = f"external{n}@example.com"
+        with server.client() as http:
+            account = signup(http, email)
+            approve_with_cli(server.env, email)
+            listed = http.get("/v1/audit-events", headers=bearer(account["api_key"]))
+            assert listed.status_code == 200, listed.text
+            assert [item["type"] for item in listed.json()["items"]][:1] == ["tenant.approved"], listed.text
+        assert not (data_dir / "pgdata").exists()
+        assert {"tenant.approved", "api_key.issued"} <= projected_types(database, account["tenant_id"])
+        other = external_schemas[1 - n]
+        assert projected_types(other, account["tenant_id"]) == set()
+
+    for server, _, _ in services:
+        assert server.interrupt() == 0, server.output()
