@@ -53,9 +53,15 @@ class Container:
         for worker in self.projections.values():
             worker.start()
 
+    def views_current(self) -> bool:
+        """Have the views processed everything this process has saved or seen?"""
+        head = self.accounts.known_head
+        return all(worker.position >= head for worker in self.projections.values())
+
     def wait_for_views(self, timeout: float = 2.0) -> None:
-        """Read-your-writes: wait until every view has caught up with the current head."""
-        head = self.accounts.recorder.max_notification_id() or 0
+        """Read-your-writes: wait (bounded) until every view has processed what this process
+        saved, and what authentication saw committed before the request began."""
+        head = self.accounts.known_head
         for worker in self.projections.values():
             worker.wait(head, timeout)
 

@@ -74,7 +74,6 @@ class DatabaseConfig:
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(pool_size),
             "POSTGRES_CONNECT_TIMEOUT": "10",
-            "POSTGRES_PRE_PING": "y",
         }
 
     def ensure_schema(self) -> None:

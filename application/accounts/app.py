@@ -13,6 +13,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
+from application.accounts.head_cache import HeadCache
 from application.errors import ConflictError
 from application.ports import Clock, EmailSender, PasswordHasher, SessionTokens
 from domain.accounts.user import EmailIndex, User
@@ -38,6 +39,8 @@ class Accounts(Application[UUID]):
         super().__init__(env)
         self.ports = ports
         self._after_save: list[Any] = []
+        self.lookups = HeadCache()
+        self.known_head = 0  # highest notification id this process has saved or seen
 
     def on_saved(self, callback: Any) -> None:
         """Register a callable told the highest notification id after each save."""
@@ -50,9 +53,16 @@ class Accounts(Application[UUID]):
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         position = max((r.notification.id for r in recordings), default=0)
+        self.known_head = max(self.known_head, position)
         for callback in self._after_save:
             callback(position)
         return position
+
+    def head(self) -> int:
+        """The notification log's head now; every commit before this call is at or below it."""
+        head = self.recorder.max_notification_id() or 0
+        self.known_head = max(self.known_head, head)
+        return head
 
     def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A], object], attempts: int = 30) -> A:
         """Load, change and save one aggregate, retrying when a concurrent writer won the race.

@@ -1,4 +1,4 @@
-"""API key authentication: one read by hash; revocation and rotation expiry checked here."""
+"""API key authentication: a lookup by hash; revocation and rotation expiry checked here."""
 
 from __future__ import annotations
 
@@ -12,13 +12,30 @@ from domain.accounts.tenant import Tenant
 INVALID_KEY = "invalid API key"
 
 
+def _key_and_tenant(accounts: Accounts, key_hash: str) -> tuple[ApiKey, Tenant] | None:
+    """The key and its tenant as of now; read-only copies, reused while nothing has changed."""
+    head = accounts.head()
+    cached = accounts.lookups.get(("api_key", key_hash), head)
+    if cached is not None:
+        return cached
+    key = accounts.find(ApiKey, key_rules.key_uuid(key_hash))
+    if key is None or key.key_hash != key_hash:
+        return None
+    tenant = accounts.find(Tenant, Tenant.create_id(key.tenant_id))
+    if tenant is None:  # pragma: no cover - keys are saved with their tenant
+        return None
+    accounts.lookups.put(("api_key", key_hash), head, (key, tenant))
+    return key, tenant
+
+
 def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str) -> Principal:
     if not key_rules.looks_like_secret(secret):
         raise AuthenticationError(INVALID_KEY, code="invalid_api_key")
     key_hash = key_rules.hash_secret(secret)
-    key = accounts.find(ApiKey, key_rules.key_uuid(key_hash))
-    if key is None or key.key_hash != key_hash:
+    found = _key_and_tenant(accounts, key_hash)
+    if found is None:
         raise AuthenticationError(INVALID_KEY, code="invalid_api_key")
+    key, tenant = found
     now = accounts.ports.clock()
     status = key.status(now)
     if status == key_rules.REVOKED:
@@ -27,9 +44,6 @@ def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str)
         raise AuthenticationError(
             "this API key was rotated and its grace period has ended", code="api_key_expired"
         )
-    tenant = accounts.find(Tenant, Tenant.create_id(key.tenant_id))
-    if tenant is None:  # pragma: no cover - keys are saved with their tenant
-        raise AuthenticationError(INVALID_KEY, code="invalid_api_key")
     if status == key_rules.ROTATED:
         # SPEC.md: every use of a rotated key in its grace window is audit-logged.
         accounts.update(ApiKey, key.id, lambda k: k.record_use_during_grace(method=method, path=path[:512], now=now))

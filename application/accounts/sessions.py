@@ -57,16 +57,29 @@ def logout(accounts: Accounts, *, token: str) -> None:
         accounts.update(User, User.create_id(claims.user_id), lambda u: u.record_logout(claims.jti, now))
 
 
+def _session_state(accounts: Accounts, jti: str, user_id: str, tenant_id: str) -> tuple[bool, User | None, Tenant | None]:
+    head = accounts.head()
+    cached = accounts.lookups.get(("session", jti), head)
+    if cached is not None:
+        return cached
+    state = (
+        accounts.find(RevokedSession, RevokedSession.create_id(jti)) is not None,
+        accounts.find(User, User.create_id(user_id)),
+        accounts.find(Tenant, Tenant.create_id(tenant_id)),
+    )
+    accounts.lookups.put(("session", jti), head, state)
+    return state
+
+
 def authenticate_session(accounts: Accounts, token: str) -> Principal:
     now = accounts.ports.clock()
     try:
         claims = accounts.ports.sessions.decode(token, now)
     except InvalidTokenError as exc:
         raise AuthenticationError(exc.message, code="invalid_session") from exc
-    if accounts.find(RevokedSession, RevokedSession.create_id(claims.jti)) is not None:
+    revoked, user, tenant = _session_state(accounts, claims.jti, claims.user_id, claims.tenant_id)
+    if revoked:
         raise AuthenticationError("this session has been logged out", code="session_revoked")
-    user = accounts.find(User, User.create_id(claims.user_id))
-    tenant = accounts.find(Tenant, Tenant.create_id(claims.tenant_id))
     if user is None or tenant is None:
         raise AuthenticationError("this session is not valid", code="invalid_session")
     if not user.accepts_session_issued_at(claims.issued_at):

@@ -61,7 +61,8 @@ class ApiKeysController(Controller):
 
     @get(PATHS, summary="List keys (prefix and metadata only)")
     async def list_keys(self, container: Container, principal: Principal) -> ApiKeyList:
-        await anyio.to_thread.run_sync(container.wait_for_views)
+        if not container.views_current():
+            await anyio.to_thread.run_sync(container.wait_for_views)
         rows = await list_api_keys(container.read_pool, tenant_id=principal.tenant_id, now=container.clock())
         return ApiKeyList(items=[ApiKeyListItem(**row) for row in rows])
 

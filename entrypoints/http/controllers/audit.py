@@ -44,6 +44,7 @@ class AuditController(Controller):
             if not (cursor.isascii() and cursor.isdigit()) or int(cursor) >= 2**63:
                 raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
             before = int(cursor)
-        await anyio.to_thread.run_sync(container.wait_for_views)
+        if not container.views_current():
+            await anyio.to_thread.run_sync(container.wait_for_views)
         page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before, event_type=type)
         return AuditEventList(items=page.items, next_cursor=page.next_cursor)

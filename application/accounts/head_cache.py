@@ -1,0 +1,34 @@
+"""Lookups derived from the accounts event store, reused while its notification log stands still.
+
+Any change to any account aggregate moves the log's head, so a revocation, rotation or approval,
+made in this process or another, is seen by the very next request; an unchanged head costs one
+indexed ``max()`` instead of rebuilding aggregates.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+
+class HeadCache:
+    def __init__(self, maxsize: int = 10_000) -> None:
+        self._entries: OrderedDict[Any, tuple[int, Any]] = OrderedDict()
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, head: int) -> Any | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != head:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: Any, head: int, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = (head, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._maxsize:
+                self._entries.popitem(last=False)
