@@ -1,0 +1,77 @@
+"""Base of every event-sourced Application here: atomic commits, lookups, retried fact appends,
+and the notification position the read side must reach for read-your-writes."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError
+
+from application.errors import ConflictError
+
+A = TypeVar("A", bound=Aggregate)
+
+
+class BoundaryApplication(Application[UUID]):
+    """One consistency boundary; every command ends in one atomic ``save``."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self._after_save: list[Callable[[int], Any]] = []
+        self.known_head = 0  # highest notification id this process has saved or seen
+
+    def on_saved(self, callback: Callable[[int], Any]) -> None:
+        """Register a callable told the highest notification id after each save."""
+        self._after_save.append(callback)
+
+    def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
+        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+        try:
+            recordings = self.save(*aggregates)
+        except IntegrityError as exc:
+            raise ConflictError("a concurrent change won; try again", code=conflict) from exc
+        position = max((r.notification.id for r in recordings), default=0)
+        self.known_head = max(self.known_head, position)
+        for callback in self._after_save:
+            callback(position)
+        return position
+
+    def head(self) -> int:
+        """The notification log's head now; every commit before this call is at or below it."""
+        head = self.recorder.max_notification_id() or 0
+        self.known_head = max(self.known_head, head)
+        return head
+
+    def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A], object], attempts: int = 30) -> A:
+        """Load, change and save one aggregate, retrying when a concurrent writer won the race.
+
+        For facts that must be recorded whatever else happened meanwhile (a login, a use of a
+        rotated key), not for decisions that depend on the state they read.
+        """
+        for attempt in range(attempts):
+            aggregate = self.find(cls, aggregate_id)
+            if aggregate is None:
+                raise ConflictError("the record disappeared", code="conflict")
+            change(aggregate)
+            try:
+                self.commit(aggregate)
+            except ConflictError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311 - jitter only
+                continue
+            return aggregate
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        return aggregate if isinstance(aggregate, cls) else None
