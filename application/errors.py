@@ -53,3 +53,13 @@ class FieldError(ApplicationError):
         super().__init__(message, code=code)
         self.loc = loc
         self.value = value
+
+
+class ValidationFailedError(ApplicationError):
+    """Several request problems found by the model; answered as 422 listing them all."""
+
+    code = "validation_failed"
+
+    def __init__(self, problems: list[tuple[list[str | int], str, str, Any]]) -> None:
+        super().__init__("; ".join(message for _, message, _, _ in problems) or "invalid request")
+        self.problems = problems  # (loc, message, type code, input)

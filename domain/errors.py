@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+Problem = tuple[list[str | int], str, str]  # (loc, message, type code)
+
 
 class DomainError(Exception):
     code = "domain_error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
 
 
 class KeyAlreadyRotatedError(DomainError):
@@ -29,3 +35,78 @@ class TokenExpiredError(DomainError):
 
 class WeakPasswordError(DomainError):
     code = "weak_password"
+
+
+class DialingRuleError(DomainError):
+    """A destination, consent or call-hours rule refused a call (ARCHITECTURE.md §7)."""
+
+    code = "dialing_rule"
+
+
+class InvalidE164Error(DialingRuleError):
+    code = "invalid_e164"
+
+
+class EmergencyNumberError(DialingRuleError):
+    code = "emergency_number"
+
+
+class N11NumberError(DialingRuleError):
+    code = "n11_number"
+
+
+class PremiumNumberError(DialingRuleError):
+    code = "premium_number"
+
+
+class ConsentMissingError(DialingRuleError):
+    code = "consent_missing"
+
+
+class InvalidConsentTypeError(DialingRuleError):
+    code = "invalid_consent_type"
+
+
+class OutsideCallHoursError(DialingRuleError):
+    code = "outside_call_hours"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        local_times: tuple[tuple[str, datetime], ...] = (),
+        next_allowed_at: datetime | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.local_times = local_times
+        self.next_allowed_at = next_allowed_at
+
+
+class CallHoursUnknownError(DialingRuleError):
+    code = "call_hours_unknown"
+
+
+class OutcomeSchemaError(DomainError):
+    """The request's ``outcome_schema`` is malformed; ``problems`` lists every fault found."""
+
+    code = "outcome_schema_invalid"
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(_summary("outcome_schema is invalid", problems))
+        self.problems = problems
+
+
+class OutcomeInvalidError(DomainError):
+    """An outcome does not follow its compiled schema; ``problems`` lists every fault found."""
+
+    code = "outcome_invalid"
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(_summary("outcome does not match the outcome_schema", problems))
+        self.problems = problems
+
+
+def _summary(head: str, problems: list[Problem]) -> str:
+    shown = "; ".join(f"{'.'.join(map(str, loc)) or '(root)'}: {msg}" for loc, msg, _ in problems[:5])
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    return f"{head}: {shown}{more}"

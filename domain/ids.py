@@ -14,6 +14,7 @@ USER = "usr"
 TENANT = "ten"
 API_KEY = "key"
 EVENT = "evt"
+CALL = "cll"
 
 _NAMESPACE = uuid.UUID("6f1c3c5e-5d0b-4f43-9a57-0d1f2b8c7a10")
 

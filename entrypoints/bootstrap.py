@@ -1,11 +1,12 @@
 """Composition root: the only module that chooses concrete adapters.
 
-``bootstrap`` wires PostgreSQL (external or embedded); ``bootstrap_memory`` wires the popo
-backend for unit tests.
+``bootstrap`` wires PostgreSQL (external or embedded), the read models and the reactors;
+``bootstrap_memory`` wires the popo backend for unit tests.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,14 +23,22 @@ from adapters.memory.rate_limiter import MemoryRateLimiter
 from adapters.postgres.advisory_lock import AdvisoryLock
 from adapters.postgres.database import DatabaseConfig, start_embedded
 from adapters.postgres.rate_limiter import PostgresRateLimiter
+from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
+from adapters.simulated.callee import SimulatedCallee
 from application.accounts.app import AccountPorts, Accounts
+from application.boundary import BoundaryApplication
+from application.calling.app import Calling, CallingPorts
+from application.calling.ports import AgentBrain, OutcomeExtractor
 from application.ports import Clock, EmailSender, PasswordHasher, RateLimiter
+from domain.calls.pricing import DEFAULT_PRICES
 from entrypoints.settings import Settings
 from projections.api_keys.projection import ApiKeysProjection
 from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
 from projections.audit_events.view import AuditEventsView
 from projections.runner import ProjectionWorker
+from projections.suppressions.projection import SuppressionsProjection
+from projections.suppressions.view import SuppressionsView
 
 log = structlog.get_logger(__name__)
 
@@ -43,34 +52,39 @@ class Container:
     settings: Settings
     clock: Clock
     accounts: Accounts
+    calling: Calling
     rate_limiter: RateLimiter
     database: DatabaseConfig | None = None
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)
+    reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
     read_pool: Any = None  # psycopg AsyncConnectionPool, opened by the HTTP app's lifespan
     _closers: list[Callable[[], Any]] = field(default_factory=list)
+    _background: list[Callable[[], Any]] = field(default_factory=list)
 
     def start_projections(self) -> None:
-        for worker in self.projections.values():
+        """Start every follower of the logs: read models, reactors and periodic jobs."""
+        for worker in [*self.projections.values(), *self.reactors.values()]:
             worker.start()
+        for start in self._background:
+            start()
 
     def views_current(self) -> bool:
         """Have the views processed everything this process has saved or seen?"""
-        head = self.accounts.known_head
-        return all(worker.position >= head for worker in self.projections.values())
+        return all(worker.position >= worker.app.known_head for worker in self.projections.values())
 
     def wait_for_views(self, timeout: float = 2.0) -> None:
         """Read-your-writes: wait (bounded) until every view has processed what this process
         saved, and what authentication saw committed before the request began."""
-        head = self.accounts.known_head
         for worker in self.projections.values():
-            worker.wait(head, timeout)
+            worker.wait(worker.app.known_head, timeout)
 
     def close(self) -> None:
-        for worker in self.projections.values():
+        for worker in [*self.reactors.values(), *self.projections.values()]:
             worker.stop()
         for closer in reversed(self._closers):
             closer()
         self.accounts.close()
+        self.calling.close()
 
 
 def resolve_database(settings: Settings) -> DatabaseConfig:
@@ -93,6 +107,32 @@ def _account_ports(settings: Settings, clock: Clock, email: EmailSender | None, 
     )
 
 
+def _agent(settings: Settings, clock: Clock) -> tuple[AgentBrain, OutcomeExtractor]:
+    """Anthropic when a key is configured, else the offline scripted agent."""
+    if settings.anthropic_api_key:
+        from adapters.anthropic.brain import AnthropicBrain
+        from adapters.anthropic.client import make_client
+        from adapters.anthropic.extractor import AnthropicExtractor
+
+        client = make_client(settings.anthropic_api_key, base_url=settings.anthropic_base_url)
+        model = {"model": settings.anthropic_model} if settings.anthropic_model else {}
+        return AnthropicBrain(client, clock=clock, **model), AnthropicExtractor(client, clock=clock, **model)
+    return ScriptedBrain(), ScriptedExtractor()
+
+
+def _calling_ports(settings: Settings, clock: Clock, agent: tuple[AgentBrain, OutcomeExtractor] | None) -> CallingPorts:
+    brain, extractor = agent or _agent(settings, clock)
+    return CallingPorts(
+        clock=clock,
+        brain=brain,
+        extractor=extractor,
+        callee=lambda facts, persona: SimulatedCallee(facts, persona),
+        prices=DEFAULT_PRICES,
+        simulated_from_number=settings.simulated_from_number,
+        max_call_seconds=settings.max_call_seconds,
+    )
+
+
 def bootstrap(
     settings: Settings,
     *,
@@ -100,40 +140,96 @@ def bootstrap(
     clock: Clock = utc_now,
     email: EmailSender | None = None,
     hasher: PasswordHasher | None = None,
+    agent: tuple[AgentBrain, OutcomeExtractor] | None = None,
     projections: bool = True,
 ) -> Container:
     database = database or resolve_database(settings)
     database.ensure_schema()
     env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
     accounts = Accounts(env, ports=_account_ports(settings, clock, email, hasher))
-    pool = ConnectionPool(database.conninfo(), min_size=1, max_size=10, open=True, kwargs={"autocommit": True})
+    calling = Calling(env, ports=_calling_ports(settings, clock, agent))
+    pool = ConnectionPool(database.conninfo(), min_size=1, max_size=8, open=True, kwargs={"autocommit": True})
     limiter = PostgresRateLimiter(pool)
     limiter.create_table()
-    container = Container(settings=settings, clock=clock, accounts=accounts, rate_limiter=limiter, database=database)
+    container = Container(settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=limiter,
+                          database=database)
     container._closers.append(pool.close)
     if projections:
-        _add_projections(container, env)
+        _add_followers(container, env)
     return container
 
 
-def _add_projections(container: Container, env: dict[str, str]) -> None:
-    from eventsourcing.postgres import PostgresFactory
+def _follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
+              tracking: Any) -> ProjectionWorker:
+    lock = None
+    if container.database:
+        # Advisory locks are per database, not per schema: name the schema so that services
+        # sharing one database in separate schemas do not stand by for each other.
+        lock = AdvisoryLock(container.database.conninfo(), f"follower:{container.database.schema}:{name}")
+    worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock)
+    app.on_saved(worker.poke)
+    return worker
+
+
+def _add_followers(container: Container, env: dict[str, str]) -> None:
+    from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
+
+    from entrypoints.workers.call_runner import CallRunner
 
     factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container._closers.append(factory.close)
-    for view_class, projection_class in ((AuditEventsView, AuditEventsProjection), (ApiKeysView, ApiKeysProjection)):
+    views: list[tuple[BoundaryApplication, Any, Any]] = [
+        (container.accounts, AuditEventsView, AuditEventsProjection),
+        (container.accounts, ApiKeysView, ApiKeysProjection),
+        (container.calling, SuppressionsView, SuppressionsProjection),
+    ]
+    views.extend(_calls_list_views(container))
+    for app, view_class, projection_class in views:
         view = view_class(factory.datastore)
         view.create_table()
         projection = projection_class(view)
-        lock = None
-        if container.database:
-            # Advisory locks are per database, not per schema: name the schema so that services
-            # sharing one database in separate schemas do not stand by for each other.
-            lock_name = f"projection:{container.database.schema}:{projection.name}"
-            lock = AdvisoryLock(container.database.conninfo(), lock_name)
-        worker = ProjectionWorker(container.accounts, projection.process_event, view, name=projection.name, lock=lock)
-        container.accounts.on_saved(worker.poke)
-        container.projections[projection.name] = worker
+        container.projections[projection.name] = _follower(container, app, projection.name, projection.process_event, view)
+    tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name="call_runner_tracking")
+    tracking.create_table()
+    call_runner = CallRunner(container.calling, tracking)
+    container._closers.append(call_runner.close)
+    container.reactors[call_runner.name] = _follower(container, container.calling, call_runner.name,
+                                                     call_runner.process_event, tracking)
+    _add_watchdog(container)
+
+
+def _calls_list_views(container: Container) -> list[tuple[BoundaryApplication, Any, Any]]:
+    try:
+        from projections.calls_list.projection import CallsListProjection
+        from projections.calls_list.view import CallsListView
+    except ImportError:  # pragma: no cover - the read model arrives with its own module
+        return []
+    return [(container.calling, CallsListView, CallsListProjection)]
+
+
+def _add_watchdog(container: Container, interval: float = 5.0) -> None:
+    """Every few seconds, end calls stuck past their maximum duration (``timeout``)."""
+    from application.calling.lifecycle import fail_overdue
+
+    stop = threading.Event()
+
+    def loop() -> None:
+        from projections.calls_list.overdue import overdue_call_ids
+
+        if container.database is None:  # pragma: no cover - bootstrap always sets it
+            return
+        while not stop.wait(interval):
+            try:
+                ids = overdue_call_ids(container.database.conninfo(), container.clock(),
+                                       container.settings.max_call_seconds)
+                if ids:
+                    log.warning("watchdog.timeouts", calls=fail_overdue(container.calling, ids))
+            except Exception as exc:  # keep watching; report
+                log.error("watchdog.failed", error=type(exc).__name__, exc_info=exc)
+
+    thread = threading.Thread(target=loop, name="call-watchdog", daemon=True)
+    container._background.append(thread.start)
+    container._closers.append(stop.set)
 
 
 def bootstrap_memory(
@@ -142,8 +238,15 @@ def bootstrap_memory(
     clock: Clock = utc_now,
     email: EmailSender | None = None,
     hasher: PasswordHasher | None = None,
+    agent: tuple[AgentBrain, OutcomeExtractor] | None = None,
 ) -> Container:
-    """The popo backend, for unit tests only (no projections, no SQL)."""
+    """The popo backend, for unit tests only (no projections, no reactors, no SQL)."""
     settings = settings or Settings()
-    accounts = Accounts({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=_account_ports(settings, clock, email, hasher))
-    return Container(settings=settings, clock=clock, accounts=accounts, rate_limiter=MemoryRateLimiter())
+    popo = {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    return Container(
+        settings=settings,
+        clock=clock,
+        accounts=Accounts(popo, ports=_account_ports(settings, clock, email, hasher)),
+        calling=Calling(popo, ports=_calling_ports(settings, clock, agent)),
+        rate_limiter=MemoryRateLimiter(),
+    )

@@ -18,7 +18,7 @@ class Settings:
     port: int = 8000
     data_dir: Path = Path("var")
     database_url: str | None = None
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     public_base_url: str | None = None
     rate_limit_tiers: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_TIERS))
     login_attempts: int = 10
@@ -26,6 +26,11 @@ class Settings:
     scrypt_n: int = 2**15
     log_level: str = "info"
     log_format: str = "json"
+    max_call_seconds: int = 600
+    simulated_from_number: str = "+15005550006"
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    anthropic_model: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -43,6 +48,13 @@ class Settings:
                 values[name] = value
         if env.get("CALLWRIGHT_RATE_LIMIT_TIERS"):
             values["rate_limit_tiers"] = {k: int(v) for k, v in json.loads(env["CALLWRIGHT_RATE_LIMIT_TIERS"]).items()}
+        if env.get("CALLWRIGHT_MAX_CALL_SECONDS"):
+            values["max_call_seconds"] = int(env["CALLWRIGHT_MAX_CALL_SECONDS"])
+        for name in ("anthropic_api_key", "anthropic_base_url"):
+            if env.get(name.upper()):
+                values[name] = env[name.upper()]
+        if env.get("CALLWRIGHT_ANTHROPIC_MODEL"):
+            values["anthropic_model"] = env["CALLWRIGHT_ANTHROPIC_MODEL"]
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

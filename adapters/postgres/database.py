@@ -62,7 +62,8 @@ class DatabaseConfig:
             options=options or None,
         )
 
-    def eventsourcing_env(self, pool_size: int = 10) -> dict[str, str]:
+    def eventsourcing_env(self, pool_size: int = 2, max_overflow: int = 10) -> dict[str, str]:
+        """Pools open ``pool_size`` connections at once and grow to ``pool_size + max_overflow``."""
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
             "POSTGRES_HOST": self.host,
@@ -72,7 +73,7 @@ class DatabaseConfig:
             "POSTGRES_PASSWORD": self.password,
             "POSTGRES_SCHEMA": self.schema,
             "POSTGRES_POOL_SIZE": str(pool_size),
-            "POSTGRES_MAX_OVERFLOW": str(pool_size),
+            "POSTGRES_MAX_OVERFLOW": str(max_overflow),
             "POSTGRES_CONNECT_TIMEOUT": "10",
         }
 

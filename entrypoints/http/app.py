@@ -20,6 +20,8 @@ from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.admin import AdminController
 from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
+from entrypoints.http.controllers.calls import CallsController
+from entrypoints.http.controllers.suppressions import SuppressionsController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_errors, openapi_config
@@ -58,6 +60,8 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             ApiKeysController,
             AuditController,
             AdminController,
+            CallsController,
+            SuppressionsController,
             healthz,
             readyz,
             metrics,

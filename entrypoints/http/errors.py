@@ -24,6 +24,7 @@ from application.errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitedError,
+    ValidationFailedError,
 )
 
 log = structlog.get_logger(__name__)
@@ -114,6 +115,8 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
 def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -> Response[Any]:
     if isinstance(exc, FieldError):
         return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value)])
+    if isinstance(exc, ValidationFailedError):
+        return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.problems])
     status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
     headers: dict[str, str] = {}
     if isinstance(exc, RateLimitedError):

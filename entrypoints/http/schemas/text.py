@@ -1,4 +1,5 @@
-"""Free-text request fields (names, labels): bounded and free of NUL, which no view can store."""
+"""Free-text request fields: bounded, and free of NUL (no view can store it) and of lone
+surrogates (not text at all)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Annotated
 from pydantic import AfterValidator, StringConstraints
 
 
-def _no_nul(value: str) -> str:
+def safe_text(value: str) -> str:
     if "\x00" in value:
         raise ValueError("must not contain NUL characters")
+    if any("\ud800" <= char <= "\udfff" for char in value):
+        raise ValueError("must not contain lone surrogate code points")
     return value
 
 
-Label = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_no_nul)]
+Label = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(safe_text)]

@@ -1,0 +1,1 @@
+"""The Anthropic agent brain and outcome extractor (Messages API through the ``anthropic`` SDK)."""

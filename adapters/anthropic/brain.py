@@ -1,0 +1,140 @@
+"""``AnthropicBrain``: the live agent. One streaming Messages API request per turn, with the
+tools ``end_call`` and ``press_keys``; the session keeps a history the API accepts (every
+``tool_use`` is answered by a ``tool_result`` at the start of the next user message)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import anthropic
+import structlog
+
+from adapters.anthropic.client import DEFAULT_MODEL, calling_model
+from adapters.anthropic.prompts import CALL_ANSWERED, SILENCE, agent_system_prompt
+from application.calling.ports import AgentTurn, CallBrief
+
+END_CALL = "end_call"
+PRESS_KEYS = "press_keys"
+DEFAULT_MAX_TOKENS = 400  # a spoken turn is a sentence or two
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": END_CALL,
+        "description": "Hang up. Say goodbye in the same turn, before using this tool.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"reason": {"type": "string", "description": "Why the call ends, in a few words."}},
+            "required": ["reason"],
+        },
+    },
+    {
+        "name": PRESS_KEYS,
+        "description": "Press keys on the phone keypad, for example to choose an option in an automated menu.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"digits": {"type": "string", "pattern": "^[0-9*#]+$",
+                                      "description": "The keys to press in order: 0-9, * and #."}},
+            "required": ["digits"],
+        },
+    },
+]
+
+_KEYPAD = re.compile(r"[0-9*#]+")
+
+log = structlog.get_logger(__name__)
+
+
+def _result(tool_use_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if error:
+        block["is_error"] = True
+    return block
+
+
+class AnthropicSession:
+    def __init__(self, client: anthropic.Anthropic, model: str, system: str, max_tokens: int) -> None:
+        self._client = client
+        self._model = model
+        self._system = system
+        self._max_tokens = max_tokens
+        self._messages: list[dict[str, Any]] = []
+        self._owed: list[dict[str, Any]] = []  # tool_result blocks for the last turn's tool calls
+        self._usage = {"input_tokens": 0, "output_tokens": 0}
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return dict(self._usage)
+
+    def respond(self, heard: str | None) -> AgentTurn:
+        messages = self._with_user_turn(heard)
+        with calling_model("agent_turn", self._model):
+            with self._client.messages.stream(model=self._model, max_tokens=self._max_tokens, system=self._system,
+                                              tools=TOOLS, messages=messages) as stream:
+                message = stream.get_final_message()
+        self._usage["input_tokens"] += message.usage.input_tokens
+        self._usage["output_tokens"] += message.usage.output_tokens
+        turn, content, owed = self._read(message.content)
+        # The history grows only once the request succeeded: a failed turn can be tried again.
+        self._messages = [*messages, {"role": "assistant", "content": content}] if content else messages
+        self._owed = owed
+        log.info("agent.turn", model=self._model, stop_reason=message.stop_reason,
+                 input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens,
+                 tools=[block["name"] for block in content if block["type"] == "tool_use"])
+        return turn
+
+    def _with_user_turn(self, heard: str | None) -> list[dict[str, Any]]:
+        if heard is None and not self._messages:
+            text = CALL_ANSWERED
+        else:
+            text = (heard or "").strip() or SILENCE
+        content = [*self._owed, {"type": "text", "text": text}]
+        if self._messages and self._messages[-1]["role"] == "user":  # the model said nothing last turn
+            last = self._messages[-1]
+            return [*self._messages[:-1], {"role": "user", "content": [*last["content"], *content]}]
+        return [*self._messages, {"role": "user", "content": content}]
+
+    def _read(self, blocks: list[Any]) -> tuple[AgentTurn, list[dict[str, Any]], list[dict[str, Any]]]:
+        said: list[str] = []
+        keys = ""
+        end = False
+        content: list[dict[str, Any]] = []
+        owed: list[dict[str, Any]] = []
+        for block in blocks:
+            if block.type == "text":
+                if block.text.strip():
+                    said.append(block.text.strip())
+                    content.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+                if block.name == END_CALL:
+                    end = True
+                    owed.append(_result(block.id, "The call is ending."))
+                elif block.name == PRESS_KEYS:
+                    digits = "".join(str(block.input.get("digits", "")).split())
+                    if _KEYPAD.fullmatch(digits):
+                        keys += digits
+                        owed.append(_result(block.id, f"Pressed {digits}."))
+                    else:
+                        owed.append(_result(block.id, "Nothing pressed: digits must use only 0-9, * and #.", error=True))
+                else:
+                    owed.append(_result(block.id, f"Unknown tool {block.name!r}.", error=True))
+        turn = AgentTurn(say=" ".join(said) or None, press_keys=keys or None, end_call=end)
+        return turn, content, owed
+
+
+class AnthropicBrain:
+    name = "anthropic"
+
+    def __init__(self, client: anthropic.Anthropic, *, model: str = DEFAULT_MODEL,
+                 max_tokens: int = DEFAULT_MAX_TOKENS, clock: Callable[[], datetime] | None = None) -> None:
+        self._client = client
+        self.model = model
+        self._max_tokens = max_tokens
+        self._clock = clock
+
+    def open(self, brief: CallBrief) -> AnthropicSession:
+        today = self._clock() if self._clock is not None else None
+        return AnthropicSession(self._client, self.model, agent_system_prompt(brief, today), self._max_tokens)

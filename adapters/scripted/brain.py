@@ -1,0 +1,91 @@
+"""The scripted agent: offline and deterministic. It asks for each outcome field in turn and
+reads the answers back into typed values (the default when no model key is configured)."""
+
+from __future__ import annotations
+
+from application.calling.ports import AgentTurn, CallBrief, Extraction
+from domain.calls import outcome_schema as types
+from domain.calls.outcome_schema import FieldSpec
+from domain.errors import OutcomeInvalidError
+
+CLOSING = "Thank you, that is everything I needed. Goodbye."
+
+
+def label(spec: FieldSpec) -> str:
+    return spec.name.replace("_", " ")
+
+
+def question_for(spec: FieldSpec) -> str:
+    text = f"Could you tell me the {label(spec)}"
+    if spec.description:
+        text += f" ({spec.description.strip().rstrip('?.')})"
+    if spec.type == types.BOOLEAN:
+        return text + "? Yes or no?"
+    if spec.type == types.ENUM and spec.values:
+        options = ", ".join(spec.values[:-1]) + f" or {spec.values[-1]}" if len(spec.values) > 1 else spec.values[0]
+        return text + f"? The options are {options}."
+    if spec.type == types.DATETIME:
+        return text + "? A date and time, please."
+    if spec.type == types.DATE:
+        return text + "? A date, please."
+    if spec.type == types.ARRAY:
+        return text + "? You can list several."
+    return text + "?"
+
+
+class ScriptedSession:
+    def __init__(self, brief: CallBrief) -> None:
+        self._brief = brief
+        self._next = 0
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return {}
+
+    def respond(self, heard: str | None) -> AgentTurn:
+        fields = self._brief.schema.fields
+        if self._next >= len(fields):
+            return AgentTurn(say=CLOSING, end_call=True)
+        spec = fields[self._next]
+        self._next += 1
+        question = question_for(spec)
+        if heard is None:
+            return AgentTurn(say=f"Hello, I am calling about the following: {self._brief.objective.strip()} {question}")
+        return AgentTurn(say=question)
+
+
+class ScriptedBrain:
+    name = "scripted"
+
+    def open(self, brief: CallBrief) -> ScriptedSession:
+        return ScriptedSession(brief)
+
+
+class ScriptedExtractor:
+    """Maps the answer that followed each question to the field's type (no model, no tokens)."""
+
+    name = "scripted"
+
+    def extract(self, brief: CallBrief, transcript: str, *, problems: list[str] | None = None) -> Extraction:
+        lines = [line.partition(": ") for line in transcript.splitlines()]
+        answers: dict[str, str] = {}
+        for index, (speaker, _, text) in enumerate(lines):
+            if speaker != "agent":
+                continue
+            for spec in brief.schema.fields:
+                if text.endswith(question_for(spec)) and index + 1 < len(lines) and lines[index + 1][0] == "callee":
+                    answers[spec.name] = lines[index + 1][2]
+        outcome: dict = {}
+        for spec in brief.schema.fields:
+            value = brief.schema.coerce(spec, answers[spec.name]) if spec.name in answers else None
+            if value is not None:
+                outcome[spec.name] = value
+            elif spec.optional:
+                outcome[spec.name] = None
+        determined = sum(1 for spec in brief.schema.fields if outcome.get(spec.name) is not None)
+        confidence = round(determined / len(brief.schema.fields), 2) if brief.schema.fields else 1.0
+        try:
+            outcome = brief.schema.validate(outcome)
+        except OutcomeInvalidError:
+            pass  # the caller re-validates and decides; scripted answers do not improve on retry
+        return Extraction(outcome=outcome, confidence=confidence, usage={})

@@ -1,0 +1,1 @@
+"""The Calling boundary: creating, running, cancelling and reading calls."""

@@ -1,0 +1,151 @@
+"""Call creation: validate in the order of ARCHITECTURE.md §7, then queue the call.
+
+Order: outcome schema, E.164, consent, suppression, call hours, caller number (ownership and
+the key's ``number_ids``), carrier. Simulated calls pass exactly the same checks as live ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from application.calling.app import Calling
+from application.errors import ValidationFailedError
+from application.principal import Principal
+from domain.calls import dialing_rules
+from domain.calls.call import Call, new_call_id
+from domain.calls.outcome_schema import CompiledSchema, compile_schema
+from domain.calls.suppression import SuppressionEntry
+from domain.errors import DialingRuleError, OutcomeSchemaError
+
+LIVE = "live"
+SIMULATED = "simulated"
+OUTBOUND = "outbound"
+DEFAULT_ENGINE = "alpha_25"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallRequest:
+    to: str
+    objective: str
+    outcome_schema: dict[str, Any]
+    consent_type: str | None
+    consent_record_id: str | None = None
+    voice_id: str | None = None
+    voice_engine: str | None = None
+    language: str = "en-US"
+    from_number: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    variables: dict[str, str] = field(default_factory=dict)
+    mode: str = LIVE
+    simulation: dict[str, Any] | None = None
+
+
+def _refuse(loc: list[str | int], error: DialingRuleError, value: Any) -> ValidationFailedError:
+    return ValidationFailedError([(loc, error.message, error.code, value)])
+
+
+def _compile(request: CallRequest, loc: list[str | int]) -> CompiledSchema:
+    try:
+        return compile_schema(request.outcome_schema)
+    except OutcomeSchemaError as exc:
+        raise ValidationFailedError(
+            [([*loc, "outcome_schema", *where], message, kind, None) for where, message, kind in exc.problems]
+        ) from exc
+
+
+def _parse(raw: str, loc: list[str | int]) -> dialing_rules.Destination:
+    try:
+        return dialing_rules.parse_destination(raw)
+    except DialingRuleError as exc:
+        raise _refuse([*loc, "to"], exc, raw) from exc
+
+
+def _consent(request: CallRequest, loc: list[str | int]) -> None:
+    try:
+        dialing_rules.check_consent(request.consent_type)
+    except DialingRuleError as exc:
+        raise _refuse([*loc, "consent_type"], exc, request.consent_type) from exc
+
+
+def _reachable(calling: Calling, principal: Principal, destination: dialing_rules.Destination, raw: str,
+               consent_type: str, now: datetime, loc: list[str | int]) -> None:
+    """Suppression, then call hours in the callee's local time."""
+    entry = calling.find(SuppressionEntry, SuppressionEntry.create_id(principal.tenant_id, destination.e164))
+    if entry is not None and entry.is_active(now):
+        raise ValidationFailedError([([*loc, "to"], "this number is on the suppression list", "suppressed", raw)])
+    try:
+        dialing_rules.check_call_hours(destination, consent_type, now)
+    except DialingRuleError as exc:
+        raise _refuse([*loc, "to"], exc, raw) from exc
+
+
+def _caller(request: CallRequest, loc: list[str | int]) -> None:
+    if request.from_number is not None:
+        # Numbers arrive with the telephony and configuration surface; until then none is owned.
+        raise ValidationFailedError([(
+            [*loc, "from_number"], "this number is not one of your numbers", "from_number_not_owned",
+            request.from_number,
+        )])
+    if request.mode == LIVE:
+        raise ValidationFailedError([(
+            [*loc, "mode"],
+            "live calls need verified carrier credentials (POST /v1/providers/carrier/verify); "
+            "use mode=simulated for a test call",
+            "carrier_not_configured",
+            request.mode,
+        )])
+
+
+def check_shared(request: CallRequest) -> CompiledSchema:
+    """The rules a batch's items share: schema, consent, caller number and carrier."""
+    schema = _compile(request, ["body"])
+    _consent(request, ["body"])
+    _caller(request, ["body"])
+    return schema
+
+
+def check_destination(calling: Calling, principal: Principal, raw: str, consent_type: str, now: datetime,
+                      loc: list[str | int]) -> dialing_rules.Destination:
+    """One batch item's rules: E.164, suppression and call hours."""
+    destination = _parse(raw, loc)
+    _reachable(calling, principal, destination, raw, consent_type, now, loc)
+    return destination
+
+
+def build_call(calling: Calling, principal: Principal, request: CallRequest, schema: CompiledSchema,
+               destination: dialing_rules.Destination, now: datetime) -> Call:
+    return Call(
+        tenant_id=principal.tenant_id,
+        call_id=new_call_id(),
+        direction=OUTBOUND,
+        mode=request.mode,
+        to=destination.e164,
+        from_number=calling.ports.simulated_from_number,
+        objective=request.objective,
+        outcome_schema=schema.to_definition(),
+        consent_type=request.consent_type or "",
+        consent_record_id=request.consent_record_id,
+        voice_id=request.voice_id,
+        voice_engine=request.voice_engine or DEFAULT_ENGINE,
+        language=request.language,
+        metadata=request.metadata,
+        variables=request.variables,
+        simulation=request.simulation,
+        created_by=principal.actor,
+        max_duration_seconds=calling.ports.max_call_seconds,
+        at=now,
+    )
+
+
+def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime) -> Call:
+    """A queued ``Call`` (not yet saved), or ``ValidationFailedError`` naming the first rule broken,
+    in the order of ARCHITECTURE.md §7."""
+    loc: list[str | int] = ["body"]
+    schema = _compile(request, loc)
+    destination = _parse(request.to, loc)
+    _consent(request, loc)
+    _reachable(calling, principal, destination, request.to, request.consent_type or "", now, loc)
+    _caller(request, loc)
+    return build_call(calling, principal, request, schema, destination, now)

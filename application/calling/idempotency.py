@@ -1,0 +1,64 @@
+"""``Idempotency-Key`` handling (ARCHITECTURE.md §9): the record is saved with the aggregates it
+created, in one atomic save, so a request either happened once or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from application.calling.app import Calling
+from application.errors import ConflictError
+from application.principal import Principal
+from domain.calls.idempotency import IdempotencyRecord
+
+Produce = Callable[[], tuple[list[Aggregate], int, dict[str, Any]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    status_code: int
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def _replay(record: IdempotencyRecord, fingerprint: str) -> Answer:
+    if record.fingerprint != fingerprint:
+        raise ConflictError(
+            "this Idempotency-Key was already used with a different request body", code="idempotency_key_reused"
+        )
+    return Answer(status_code=record.status_code, body=record.response, replayed=True)
+
+
+def run_once(calling: Calling, principal: Principal, *, endpoint: str, key: str | None, fingerprint: str,
+             produce: Produce) -> Answer:
+    """Run ``produce`` (validate and build aggregates) and save its result once per key.
+
+    Validation failures raise before anything is recorded, so they are not replayed.
+    """
+    if key is None:
+        aggregates, status, body = produce()
+        calling.commit(*aggregates)
+        return Answer(status_code=status, body=body)
+    now = calling.ports.clock()
+    record_id = IdempotencyRecord.create_id(principal.tenant_id, endpoint, key)
+    existing = calling.find(IdempotencyRecord, record_id)
+    if existing is not None and existing.is_live(now):
+        return _replay(existing, fingerprint)
+    aggregates, status, body = produce()
+    if existing is not None:
+        existing.reuse(fingerprint, status, body, now)
+        record = existing
+    else:
+        record = IdempotencyRecord(tenant_id=principal.tenant_id, endpoint=endpoint, key=key,
+                                   fingerprint=fingerprint, status_code=status, response=body, at=now)
+    try:
+        calling.commit(*aggregates, record)
+    except ConflictError:
+        winner = calling.find(IdempotencyRecord, record_id)
+        if winner is None:
+            raise
+        return _replay(winner, fingerprint)
+    return Answer(status_code=status, body=body)

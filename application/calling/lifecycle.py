@@ -1,0 +1,60 @@
+"""Reading one call, cancelling it, and the watchdog that ends calls stuck past their limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from application.calling.app import Calling
+from application.errors import ConflictError, FieldError, NotFoundError
+from application.principal import Principal
+from domain import ids
+from domain.calls.call import Call
+
+# Past its maximum duration a call gets this much longer to settle before the watchdog ends it.
+WATCHDOG_GRACE = timedelta(seconds=60)
+
+
+def owned_call(calling: Calling, principal: Principal, call_id: str) -> Call:
+    """The tenant's call; unknown and other tenants' ids give the same 404."""
+    try:
+        aggregate_id = ids.from_public(ids.CALL, call_id)
+    except ids.MalformedIdError as exc:
+        raise FieldError(["path", "call_id"], str(exc), code="invalid_id", value=call_id) from exc
+    call = calling.find(Call, aggregate_id)
+    if call is None or call.tenant_id != principal.tenant_id:
+        raise NotFoundError(f"no call {call_id}", code="call_not_found")
+    return call
+
+
+def cancel_call(calling: Calling, principal: Principal, call_id: str) -> Call:
+    for _attempt in range(10):
+        call = owned_call(calling, principal, call_id)
+        if call.is_terminal:
+            raise ConflictError(f"the call is already {call.status}", code="call_already_ended")
+        call.fail("cancelled", f"cancelled by {principal.actor}", calling.ports.clock())
+        try:
+            calling.commit(call)
+        except ConflictError:
+            continue  # the runner moved it meanwhile: look again
+        return call
+    raise ConflictError("the call keeps changing; try again", code="conflict")
+
+
+def fail_overdue(calling: Calling, call_ids: Iterable[str]) -> list[str]:
+    """End every listed call that is still running past its maximum duration (``timeout``)."""
+    ended: list[str] = []
+    for call_id in call_ids:
+        call = calling.find(Call, Call.create_id(call_id))
+        now = calling.ports.clock()
+        if call is None or call.is_terminal:
+            continue
+        if now < call.created_at + timedelta(seconds=call.max_duration_seconds) + WATCHDOG_GRACE:
+            continue
+        call.fail("timeout", "the call ran past its maximum duration", now)
+        try:
+            calling.commit(call)
+        except ConflictError:
+            continue
+        ended.append(call_id)
+    return ended

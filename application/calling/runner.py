@@ -1,0 +1,125 @@
+"""Running a queued call: claim it, hold the conversation, extract the outcome, settle costs.
+
+Simulated calls talk to a simulated callee; no carrier is touched. A conflicting write (a
+cancel, the watchdog) ends the run quietly: the call is already settled by someone else.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from application.calling.app import Calling
+from application.calling.ports import CallBrief
+from application.errors import ConflictError
+from domain.calls.call import AGENT, CALLEE, Call, CallStateError
+from domain.calls.outcome_schema import compile_schema
+from domain.errors import OutcomeInvalidError
+
+WORDS_PER_SECOND = 2.5
+_SPACE = re.compile(r"\s+")
+
+
+def speaking_seconds(text: str) -> float:
+    return len(text.split()) / WORDS_PER_SECOND + 0.5
+
+
+def clean(text: str) -> str:
+    """One line per turn: the transcript is ``speaker: text`` lines."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def mask_keys(keys: str) -> str:
+    return "*" * len(keys)
+
+
+def claim(calling: Calling, call_id: str) -> Call | None:
+    """Move a queued call to ``in_progress``; None if it is not queued or another runner won."""
+    call = calling.find(Call, Call.create_id(call_id))
+    if call is None or call.status != "queued":
+        return None
+    call.start(calling.ports.clock())
+    try:
+        calling.commit(call)
+    except ConflictError:
+        return None
+    return call
+
+
+def run(calling: Calling, call: Call) -> None:
+    try:
+        _converse(calling, call)
+    except (ConflictError, CallStateError):
+        return  # cancelled or timed out meanwhile
+
+
+def _save(calling: Calling, call: Call) -> None:
+    calling.commit(call)
+
+
+def _converse(calling: Calling, call: Call) -> None:
+    ports = calling.ports
+    simulation = call.simulation or {}
+    answered_by = simulation.get("answered_by") or "human"
+    if not call.answer(answered_by, ports.clock()):
+        # SPEC.md answering-machine rule: abandon with no audio spent and no message left.
+        code = "fax_detected" if answered_by == "fax" else "machine_detected"
+        call.fail(code, f"answered by {answered_by}; the call was abandoned", ports.clock())
+        _save(calling, call)
+        return
+    if answered_by == "no_answer":
+        call.fail("no_answer", "nobody answered", ports.clock())
+        _save(calling, call)
+        return
+    schema = compile_schema(call.outcome_schema)
+    brief = CallBrief(objective=call.objective, schema=schema, variables=dict(call.variables), language=call.language)
+    callee = ports.callee(simulation.get("facts"), simulation.get("persona"))
+    session = ports.brain.open(brief)
+    heard: str | None = None
+    seconds = 0.0
+    for _ in range(ports.max_turns):
+        turn = session.respond(heard)
+        if turn.press_keys:
+            call.record_turn(AGENT, f"[keypad: {mask_keys(turn.press_keys)}]", ports.clock())
+        said = clean(turn.say or "")
+        if said:
+            call.record_turn(AGENT, said, ports.clock())
+            seconds += speaking_seconds(said)
+        if turn.end_call:
+            break
+        reply = callee.reply(said)
+        if reply is None:
+            break
+        heard = clean(reply)
+        call.record_turn(CALLEE, heard, ports.clock())
+        seconds += speaking_seconds(heard)
+        _save(calling, call)
+    call.end(round(seconds), ports.clock())
+    _settle(calling, call, brief, session.usage)
+
+
+def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[str, int]) -> None:
+    ports = calling.ports
+    simulated = call.mode == "simulated"
+    voice = ports.prices.voice(call.voice_engine, call.duration_seconds or 0, simulated=simulated)
+    usage: dict[str, int] = {}
+    problems: list[str] | None = None
+    for _attempt in range(2):  # one retry, then the call fails (ARCHITECTURE.md §7)
+        extraction = ports.extractor.extract(brief, call.transcript, problems=problems)
+        for name, count in extraction.usage.items():
+            usage[name] = usage.get(name, 0) + int(count)
+        try:
+            outcome = brief.schema.validate(extraction.outcome)
+        except OutcomeInvalidError as exc:
+            problems = [f"{'.'.join(map(str, loc))}: {message}" for loc, message, _ in exc.problems]
+            continue
+        confidence = min(1.0, max(0.0, float(extraction.confidence)))
+        call.record_outcome(outcome, confidence, usage, ports.clock())
+        call.complete(voice, ports.prices.extraction(usage), ports.clock())
+        _save(calling, call)
+        return
+    detail = "; ".join(problems or [])
+    call.fail("extraction_failed", f"the outcome did not match the outcome_schema: {detail}", ports.clock(),
+              cost_voice=voice, cost_extraction=ports.prices.extraction(usage) or Decimal("0"))
+    _save(calling, call)
+

@@ -1,0 +1,46 @@
+"""Suppression list use cases: add (or add again), remove. Checked on every call creation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from application.calling.app import Calling
+from application.errors import FieldError, NotFoundError
+from application.principal import Principal
+from domain.calls import dialing_rules
+from domain.calls.suppression import SuppressionEntry
+from domain.errors import DialingRuleError
+
+
+def _e164(raw: str) -> str:
+    try:
+        return dialing_rules.parse_destination(raw).e164
+    except DialingRuleError as exc:
+        if exc.code == "invalid_e164":
+            raise FieldError(["body", "e164"], exc.message, code=exc.code, value=raw) from exc
+        return raw  # emergency, N11 or premium numbers may be suppressed all the same
+
+
+def add(calling: Calling, principal: Principal, *, e164: str, reason: str | None, expires_at: datetime | None) -> SuppressionEntry:
+    number = _e164(e164)
+    now = calling.ports.clock()
+    if expires_at is not None and expires_at <= now:
+        raise FieldError(["body", "expires_at"], "expires_at must be in the future", code="value_error",
+                         value=expires_at.isoformat())
+    entry = calling.find(SuppressionEntry, SuppressionEntry.create_id(principal.tenant_id, number))
+    if entry is None:
+        entry = SuppressionEntry(tenant_id=principal.tenant_id, e164=number, reason=reason, expires_at=expires_at,
+                                 by=principal.actor, at=now)
+    else:
+        entry.add_again(reason, expires_at, principal.actor, now)
+    calling.commit(entry)
+    return entry
+
+
+def remove(calling: Calling, principal: Principal, *, e164: str) -> SuppressionEntry:
+    entry = calling.find(SuppressionEntry, SuppressionEntry.create_id(principal.tenant_id, e164))
+    if entry is None or entry.removed_at is not None:
+        raise NotFoundError(f"{e164} is not on the suppression list", code="suppression_not_found")
+    entry.remove(principal.actor, calling.ports.clock())
+    calling.commit(entry)
+    return entry

@@ -1,0 +1,1 @@
+"""Calling boundary: dialing rules, outcome schemas and the call aggregate's policies."""

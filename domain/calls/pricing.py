@@ -1,0 +1,38 @@
+"""Call costs as decimals from a price table: voice minutes × engine price, extraction tokens ×
+model price (ARCHITECTURE.md §7). Simulated calls spend no voice minutes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT_FRACTION = Decimal("0.0001")
+MILLION = Decimal(1_000_000)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PriceTable:
+    voice_per_minute: Mapping[str, Decimal]
+    input_per_million_tokens: Decimal
+    output_per_million_tokens: Decimal
+
+    def voice(self, engine: str, seconds: int, *, simulated: bool) -> Decimal:
+        if simulated or seconds <= 0:
+            return Decimal("0.0000")
+        per_minute = self.voice_per_minute.get(engine, Decimal("0"))
+        return (per_minute * Decimal(seconds) / Decimal(60)).quantize(CENT_FRACTION, ROUND_HALF_UP)
+
+    def extraction(self, usage: Mapping[str, int]) -> Decimal:
+        cost = (
+            Decimal(usage.get("input_tokens", 0)) * self.input_per_million_tokens
+            + Decimal(usage.get("output_tokens", 0)) * self.output_per_million_tokens
+        ) / MILLION
+        return cost.quantize(CENT_FRACTION, ROUND_HALF_UP)
+
+
+DEFAULT_PRICES = PriceTable(
+    voice_per_minute={"alpha_25": Decimal("0.09"), "alpha_31": Decimal("0.12"), "beta_think_fast": Decimal("0.15")},
+    input_per_million_tokens=Decimal("3.00"),
+    output_per_million_tokens=Decimal("15.00"),
+)

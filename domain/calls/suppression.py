@@ -1,0 +1,58 @@
+"""Suppression entries: numbers the tenant must not call, with who added or removed them, when."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from eventsourcing.domain import event
+
+from domain import ids
+from domain.base import TenantAggregate
+
+
+def suppression_id(tenant_id: str, e164: str) -> uuid.UUID:
+    return ids.deterministic("suppression", f"{tenant_id}:{e164}")
+
+
+class SuppressionEntry(TenantAggregate):
+    """One per tenant and number (deterministic id); re-adding after removal reuses it."""
+
+    @staticmethod
+    def create_id(tenant_id: str, e164: str) -> uuid.UUID:
+        return suppression_id(tenant_id, e164)
+
+    @event("Added")
+    def __init__(self, tenant_id: str, e164: str, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
+        self.tenant_id = tenant_id
+        self.e164 = e164
+        self._apply_added(reason, expires_at, by, at)
+
+    def _apply_added(self, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
+        self.reason = reason
+        self.expires_at = expires_at
+        self.added_by = by
+        self.added_at = at
+        self.removed_at: datetime | None = None
+        self.removed_by: str | None = None
+
+    def is_active(self, now: datetime) -> bool:
+        return self.removed_at is None and (self.expires_at is None or now < self.expires_at)
+
+    def add_again(self, reason: str | None, expires_at: datetime | None, by: str, now: datetime) -> None:
+        self._readded(e164=self.e164, reason=reason, expires_at=expires_at, by=by, at=now)
+
+    @event("Readded")
+    def _readded(self, e164: str, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
+        self._apply_added(reason, expires_at, by, at)
+
+    def remove(self, by: str, now: datetime) -> bool:
+        if self.removed_at is not None:
+            return False
+        self._removed(e164=self.e164, by=by, at=now)
+        return True
+
+    @event("Removed")
+    def _removed(self, e164: str, by: str, at: datetime) -> None:
+        self.removed_at = at
+        self.removed_by = by

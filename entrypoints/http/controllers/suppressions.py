@@ -1,0 +1,54 @@
+"""``/v1/suppressions``: numbers never to call; each change records who made it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio.to_thread
+from litestar import Controller, delete, get, post
+from litestar.di import Provide
+from litestar.params import Parameter
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
+
+from application.calling import suppressions
+from application.principal import Principal
+from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
+from entrypoints.bootstrap import Container
+from entrypoints.http.auth import requires_scope
+from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.schemas.calls import SuppressionRequest
+from entrypoints.http.timefmt import iso
+from projections.suppressions.queries import list_suppressions
+
+
+class SuppressionsController(Controller):
+    path = "/v1/suppressions"
+    tags = ["suppressions"]
+    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+
+    @get("", guards=[requires_scope(CALLS_READ)], summary="Suppressed numbers (active ones unless include_removed)")
+    async def list_entries(
+        self, container: Container, principal: Principal,
+        include_removed: bool = False,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
+        offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
+    ) -> dict[str, Any]:
+        if not container.views_current():
+            await anyio.to_thread.run_sync(container.wait_for_views)
+        rows = await list_suppressions(container.read_pool, tenant_id=principal.tenant_id, now=container.clock(),
+                                       include_removed=include_removed, limit=limit, offset=offset)
+        return {"data": rows, "limit": limit, "offset": offset}
+
+    @post("", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_201_CREATED,
+          summary="Suppress a number: calls to it are refused with type 'suppressed'")
+    def add(self, data: SuppressionRequest, container: Container, principal: Principal) -> dict[str, Any]:
+        entry = suppressions.add(container.calling, principal, e164=data.e164, reason=data.reason,
+                                 expires_at=data.expires_at)
+        return {"e164": entry.e164, "reason": entry.reason, "expires_at": iso(entry.expires_at),
+                "added_by": entry.added_by, "added_at": iso(entry.added_at)}
+
+    @delete("/{e164:str}", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_200_OK,
+            summary="Lift a suppression")
+    def remove(self, container: Container, principal: Principal, e164: str) -> dict[str, Any]:
+        entry = suppressions.remove(container.calling, principal, e164=e164)
+        return {"status": "removed", "e164": entry.e164, "removed_at": iso(entry.removed_at)}

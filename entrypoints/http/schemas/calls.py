@@ -1,0 +1,97 @@
+"""Request and response shapes of ``/v1/calls`` and ``/v1/suppressions``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from entrypoints.http.schemas.text import safe_text
+
+AnsweredBy = Literal[
+    "human", "unknown", "machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax",
+    "no_answer",
+]
+Text = Annotated[str, AfterValidator(safe_text)]
+Objective = Annotated[str, StringConstraints(min_length=1, max_length=4000), AfterValidator(safe_text)]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(safe_text)]
+Language = Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}$", max_length=35)]
+FieldName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+VariableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+VariableValue = Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)]
+MAX_METADATA_BYTES = 16_384
+
+
+def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    if len(value) > 50:
+        raise ValueError("metadata may have at most 50 keys")
+    size = len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata may be at most {MAX_METADATA_BYTES} bytes of JSON")
+    for key in value:
+        safe_text(key)
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
+Variables = Annotated[dict[VariableName, VariableValue], Field(max_length=50)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SimulationSpec(Strict):
+    persona: Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)] | None = None
+    facts: Annotated[dict[FieldName, Any], Field(max_length=50)] | None = None
+    answered_by: AnsweredBy | None = None
+
+
+class CallOptions(Strict):
+    """Fields a single call and a batch share."""
+
+    objective: Objective
+    outcome_schema: dict[str, Any]
+    consent_type: Annotated[str, StringConstraints(max_length=64)] | None = None
+    voice_id: ShortText | None = None
+    voice_engine: Literal["alpha_25", "alpha_31"] | None = None
+    language: Language = "en-US"
+    from_number: Annotated[str, StringConstraints(max_length=32)] | None = None
+    mode: Literal["live", "simulated"] = "live"
+    simulation: SimulationSpec | None = None
+
+
+class CallCreateRequest(CallOptions):
+    to: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    consent_record_id: ShortText | None = None
+    metadata: Metadata | None = None
+    variables: Variables | None = None
+
+
+class BatchItemRequest(Strict):
+    to: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    consent_record_id: ShortText | None = None
+    metadata: Metadata | None = None
+    variables: Variables | None = None
+
+
+class BatchRequest(CallOptions):
+    items: Annotated[list[BatchItemRequest], Field(min_length=1, max_length=200)]
+    metadata: Metadata | None = None
+    variables: Variables | None = None
+
+
+class SuppressionRequest(Strict):
+    e164: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    reason: Annotated[str, StringConstraints(max_length=500), AfterValidator(safe_text)] | None = None
+    expires_at: datetime | None = None
+
+
+class CallCreated(msgspec.Struct, kw_only=True):
+    call_id: str
+    status: str
+
+

@@ -1,0 +1,42 @@
+"""Wire views of aggregates that several routes return."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.calls.call import Call
+from entrypoints.http.timefmt import iso
+
+
+def call_record(call: Call) -> dict[str, Any]:
+    """The full call record: every field of SPEC.md's Call plus the additive ones."""
+    return {
+        "call_id": call.call_id,
+        "status": call.status,
+        "to": call.to,
+        "from": call.from_number,
+        "objective": call.objective,
+        "outcome": call.outcome if call.status == "completed" else None,
+        "transcript": call.transcript,
+        "confidence": call.confidence,
+        "duration_seconds": call.duration_seconds,
+        "cost_voice": str(call.cost_voice),
+        "cost_extraction": str(call.cost_extraction),
+        "cost_total": str(call.cost_total),
+        "error_code": call.error_code,
+        "error_message": call.error_message,
+        "recording_url": call.recording_url,
+        "created_at": iso(call.created_at),
+        "started_at": iso(call.started_at),
+        "ended_at": iso(call.ended_at),
+        "direction": call.direction,
+        "mode": call.mode,
+        "voice_engine": call.voice_engine,
+        "voice_id": call.voice_id,
+        "language": call.language,
+        "consent_type": call.consent_type,
+        "answered_by": call.answered_by,
+        "outcome_schema": call.outcome_schema,
+        "metadata": call.metadata,
+        "variables": call.variables,
+    }

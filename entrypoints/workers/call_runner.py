@@ -1,0 +1,51 @@
+"""Reactor that runs queued calls: claims each one as its ``Queued`` event arrives (the claim is
+the at-most-once guard), then holds the conversation on a worker thread."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import structlog
+from eventsourcing.persistence import Tracking
+
+from application.calling import runner
+from application.calling.app import Calling
+from application.errors import ConflictError
+from domain.calls.call import Call, CallStateError
+
+log = structlog.get_logger(__name__)
+
+
+class CallRunner:
+    name = "call_runner"
+
+    def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8) -> None:
+        self.calling = calling
+        self.tracking = tracking  # a tracking recorder: where this reactor has got to
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="call")
+
+    def process_event(self, event: Any, tracking: Tracking) -> None:
+        if isinstance(event, Call.Queued):
+            call = runner.claim(self.calling, event.call_id)
+            if call is not None:
+                self._pool.submit(self._run, call)
+        self.tracking.insert_tracking(tracking)
+
+    def _run(self, call: Call) -> None:
+        try:
+            runner.run(self.calling, call)
+        except Exception as exc:  # a failing brain or extractor must still end the call
+            log.error("call.run_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
+            self._fail(call.call_id, exc)
+
+    def _fail(self, call_id: str, exc: Exception) -> None:
+        code = getattr(exc, "code", None) or "internal_error"
+        try:
+            self.calling.update(Call, Call.create_id(call_id),
+                                lambda c: c.fail(code, "the call could not be completed", self.calling.ports.clock()))
+        except (ConflictError, CallStateError):
+            pass
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=False)

@@ -1,0 +1,1 @@
+"""Calls list read model."""

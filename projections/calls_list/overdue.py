@@ -1,0 +1,21 @@
+"""Candidates for the watchdog: calls still queued or in progress long after they were created.
+
+Only candidates: the Call aggregate decides whether each one really is overdue.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import psycopg
+
+_OVERDUE = (
+    "SELECT call_id FROM calls_list_v1 WHERE status IN ('queued', 'in_progress') AND created_at < %s "
+    "ORDER BY created_at LIMIT %s"
+)
+
+
+def overdue_call_ids(conninfo: str, now: datetime, max_call_seconds: int, limit: int = 500) -> list[str]:
+    cutoff = now - timedelta(seconds=max_call_seconds)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return [row[0] for row in conn.execute(_OVERDUE, (cutoff, limit)).fetchall()]

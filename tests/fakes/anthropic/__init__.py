@@ -1,0 +1,1 @@
+"""A local fake of the Anthropic Messages API for tests (loopback only)."""
