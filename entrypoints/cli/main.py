@@ -17,11 +17,13 @@ import typer
 
 warnings.filterwarnings("ignore", module="platformdirs")
 
+from entrypoints.cli.calls import calls
 from entrypoints.settings import Settings
 
 app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False)
 admin = typer.Typer(help="Operator commands against the service's database.", no_args_is_help=True)
 app.add_typer(admin, name="admin")
+app.add_typer(calls, name="calls")
 
 HostOpt = Annotated[Optional[str], typer.Option("--host", help="Address to listen on [env CALLWRIGHT_HOST]")]
 PortOpt = Annotated[Optional[int], typer.Option("--port", help="Port to listen on [env CALLWRIGHT_PORT]")]
@@ -133,6 +135,14 @@ def approve(email: Annotated[str, typer.Argument(help="E-mail address of the acc
     finally:
         container.close()
     typer.echo(f"{view.user.email}: {view.tenant.verification_status}")
+
+
+@app.command()
+def demo() -> None:
+    """Run one simulated call end to end (offline unless ANTHROPIC_API_KEY is set) and print it."""
+    from entrypoints.cli.demo import run_demo
+
+    run_demo()
 
 
 def main() -> None:

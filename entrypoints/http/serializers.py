@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from domain.calls.call import Call
+from domain.calls.pricing import CENT_FRACTION
 from entrypoints.http.timefmt import iso
+
+
+def money(amount: Decimal) -> str:
+    """A decimal string with the price table's four places, whatever scale the event stored."""
+    return format(Decimal(amount).quantize(CENT_FRACTION), "f")
 
 
 def call_record(call: Call) -> dict[str, Any]:
@@ -20,9 +27,9 @@ def call_record(call: Call) -> dict[str, Any]:
         "transcript": call.transcript,
         "confidence": call.confidence,
         "duration_seconds": call.duration_seconds,
-        "cost_voice": str(call.cost_voice),
-        "cost_extraction": str(call.cost_extraction),
-        "cost_total": str(call.cost_total),
+        "cost_voice": money(call.cost_voice),
+        "cost_extraction": money(call.cost_extraction),
+        "cost_total": money(call.cost_total),
         "error_code": call.error_code,
         "error_message": call.error_message,
         "recording_url": call.recording_url,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
 
 from litestar import Controller, Response, get, post
+from litestar.response import Stream
 from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK
@@ -22,6 +26,10 @@ from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.serializers import call_record
+from projections.calls_list.csv_export import csv_lines_async
+from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
+
+SORT_NAMES = tuple(SORTS)
 
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
 
@@ -31,6 +39,13 @@ def _key(value: str | None) -> str | None:
         raise FieldError(["header", "Idempotency-Key"],
                          "Idempotency-Key must be 1 to 255 characters from A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key", value=value[:300])
+    return value
+
+
+def _aware(value: datetime | None, name: str) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise FieldError(["query", name], "give a time zone, e.g. 2026-11-02T12:00:00Z", code="timezone_aware",
+                         value=value.isoformat())
     return value
 
 
@@ -94,6 +109,51 @@ class CallsController(Controller):
 
         return _answer(run_once(calling, principal, endpoint="POST /v1/calls/batch", key=_key(idempotency_key),
                                 fingerprint=body_fingerprint(data.model_dump(mode="json")), produce=produce))
+
+    @get("", guards=[requires_scope(CALLS_READ)], summary="List calls, newest first by default (max 200 a page)")
+    async def list_calls(
+        self,
+        container: Container,
+        principal: Principal,
+        status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
+        mode: Literal["live", "simulated"] | None = None,
+        direction: Literal["outbound", "inbound"] | None = None,
+        voice_engine: Literal["alpha_25", "alpha_31", "beta_think_fast"] | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        to_prefix: Annotated[str | None, Parameter(pattern=r"^\+?[0-9]{1,15}$")] = None,
+        has_outcome: bool | None = None,
+        min_confidence: Annotated[float | None, Parameter(ge=0, le=1)] = None,
+        max_confidence: Annotated[float | None, Parameter(ge=0, le=1)] = None,
+        sort: Literal[SORT_NAMES] = "created_desc",  # type: ignore[valid-type]
+        limit: Annotated[int, Parameter(ge=1)] = 25,
+        offset: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
+    ) -> dict[str, Any]:
+        filters = CallFilters(
+            status=status, mode=mode, direction=direction, voice_engine=voice_engine, start=_aware(start, "start"),
+            end=_aware(end, "end"), to_prefix=to_prefix, has_outcome=has_outcome, min_confidence=min_confidence,
+            max_confidence=max_confidence, sort=sort,
+        )
+        if not container.views_current():
+            await anyio.to_thread.run_sync(container.wait_for_views)
+        page = await list_calls(container.read_pool, tenant_id=principal.tenant_id, filters=filters,
+                                limit=min(limit, MAX_LIMIT), offset=offset)
+        return {"data": page.items, "total": page.total, "limit": page.limit, "offset": page.offset}
+
+    @get("/export.csv", guards=[requires_scope(CALLS_READ)], media_type="text/csv",
+         summary="Export calls as CSV (streamed; newest first)")
+    async def export(
+        self,
+        container: Container,
+        principal: Principal,
+        status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
+        limit: Annotated[int, Parameter(ge=1, le=1_000_000)] = 10_000,
+    ) -> Stream:
+        if not container.views_current():
+            await anyio.to_thread.run_sync(container.wait_for_views)
+        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit)
+        return Stream(csv_lines_async(rows), media_type="text/csv; charset=utf-8",
+                      headers={"Content-Disposition": 'attachment; filename="calls.csv"'})
 
     @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
          summary="One call: status, outcome, transcript, costs")

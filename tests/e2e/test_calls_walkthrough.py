@@ -1,0 +1,99 @@
+"""The README's calls walk-through against a real ``callwright serve`` process: a simulated call
+with boolean, datetime and enum fields runs to ``completed``; it is listed and exported, also
+through the ``callwright calls`` client and ``callwright demo``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+import pytest
+
+from entrypoints.cli.demo import reachable_destination
+from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
+
+pytestmark = pytest.mark.e2e
+
+SCHEMA = {
+    "confirmed": {"type": "boolean"},
+    "callback_at": {"type": "datetime"},
+    "channel": {"type": "enum", "values": ["phone", "email", "sms"]},
+}
+FACTS = {"confirmed": True, "callback_at": "2026-12-01T09:30:00-05:00", "channel": "email"}
+
+
+@pytest.fixture
+def server() -> Iterator[ServeProcess]:
+    workdir = Path(tempfile.mkdtemp(prefix="callwright-e2e-calls-"))
+    port = free_port()
+    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    process = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
+                           log_path=workdir / "serve.log")
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def approved_key(server: ServeProcess, http: httpx.Client) -> str:
+    answer = http.post("/auth/signup", json={"email": "calls@example.com", "password": "correct horse battery"})
+    assert answer.status_code == 201, answer.text
+    done = run_cli(server.env, "admin", "approve", "calls@example.com")
+    assert done.returncode == 0, done.stderr
+    return answer.json()["api_key"]
+
+
+def test_a_simulated_call_runs_to_a_typed_outcome_and_is_listed_and_exported(server: ServeProcess) -> None:
+    to = reachable_destination(datetime.now(timezone.utc))
+    assert to is not None
+    with server.client() as http:
+        key = approved_key(server, http)
+        headers = {"Authorization": f"Bearer {key}"}
+        created = http.post("/v1/calls", headers={**headers, "Idempotency-Key": "walkthrough-1"}, json={
+            "to": to, "objective": "Confirm the appointment and how to reach the patient", "consent_type": "prior_express",
+            "outcome_schema": SCHEMA, "mode": "simulated", "simulation": {"facts": FACTS}, "metadata": {"crm_id": "A-17"},
+        })
+        assert created.status_code == 201, created.text
+        call_id = created.json()["call_id"]
+        deadline = time.monotonic() + 20
+        while True:
+            record = http.get(f"/v1/calls/{call_id}", headers=headers).json()
+            if record["status"] in ("completed", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert record["status"] == "completed", record
+        assert record["outcome"] == {"confirmed": True, "callback_at": "2026-12-01T14:30:00Z", "channel": "email"}
+        assert record["confidence"] == 1.0 and record["cost_voice"] == "0.0000" and record["metadata"] == {"crm_id": "A-17"}
+
+        listed = http.get("/v1/calls", headers=headers, params={"status": "completed"}).json()
+        assert [row["call_id"] for row in listed["data"]] == [call_id] and listed["total"] == 1
+        exported = http.get("/v1/calls/export.csv", headers=headers)
+        rows = list(csv.reader(io.StringIO(exported.text)))
+        assert rows[0][:3] == ["call_id", "created_at", "to"] and rows[1][0] == call_id and rows[1][2] == to
+
+    client_env = {**server.env, "OPENPHN_API_KEY": key, "CALLWRIGHT_BASE_URL": server.base_url}
+    watched = run_cli(client_env, "calls", "watch", call_id)
+    assert watched.returncode == 0, watched.stderr
+    assert "[completed]" in watched.stdout and '"channel": "email"' in watched.stdout
+    exported_cli = run_cli(client_env, "calls", "export", "--status", "completed")
+    assert exported_cli.returncode == 0 and call_id in exported_cli.stdout
+    listed_cli = run_cli(client_env, "calls", "list")
+    assert listed_cli.returncode == 0 and call_id in listed_cli.stdout
+
+
+def test_demo_runs_a_simulated_call_offline() -> None:
+    env = base_env(data_dir=tempfile.mkdtemp(prefix="callwright-demo-"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = run_cli(env, "demo")
+    assert done.returncode == 0, done.stderr
+    assert "[completed]" in done.stdout and '"confirmed": true' in done.stdout
