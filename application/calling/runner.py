@@ -7,7 +7,6 @@ cancel, the watchdog) ends the run quietly: the call is already settled by someo
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 
 from application.calling.app import Calling
 from application.calling.ports import CallBrief
@@ -120,6 +119,6 @@ def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[st
         return
     detail = "; ".join(problems or [])
     call.fail("extraction_failed", f"the outcome did not match the outcome_schema: {detail}", ports.clock(),
-              cost_voice=voice, cost_extraction=ports.prices.extraction(usage) or Decimal("0"))
+              cost_voice=voice, cost_extraction=ports.prices.extraction(usage))
     _save(calling, call)
 

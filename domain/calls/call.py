@@ -29,6 +29,9 @@ CALLEE = "callee"
 # The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
 MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")
 
+# Amounts carry the price table's four decimal places even when nothing was spent.
+NO_COST = Decimal("0.0000")
+
 
 class CallStateError(DomainError):
     code = "call_state"
@@ -94,9 +97,9 @@ class Call(TenantAggregate):
         self.confidence: float | None = None
         self.usage: dict[str, int] = {}
         self.duration_seconds: int | None = None
-        self.cost_voice = Decimal("0")
-        self.cost_extraction = Decimal("0")
-        self.cost_total = Decimal("0")
+        self.cost_voice = NO_COST
+        self.cost_extraction = NO_COST
+        self.cost_total = NO_COST
         self.error_code: str | None = None
         self.error_message: str | None = None
         self.recording_url: str | None = None
@@ -182,7 +185,7 @@ class Call(TenantAggregate):
         self.ended_at = self.ended_at or at
 
     def fail(self, error_code: str, message: str, now: datetime,
-             cost_voice: Decimal = Decimal("0"), cost_extraction: Decimal = Decimal("0")) -> None:
+             cost_voice: Decimal = NO_COST, cost_extraction: Decimal = NO_COST) -> None:
         if self.is_terminal:
             raise CallStateError(f"the call is already {self.status}")
         self._failed(error_code=error_code, message=message[:500], cost_voice=cost_voice,

@@ -33,6 +33,13 @@ _ISO_DATETIME = re.compile(r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]
 _ISO_DATE = re.compile(r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9])")
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|;|&|\n|\band\b)\s*", re.IGNORECASE)
 _TRAILING = ".!?;, \t\n"
+# A whole answer that only admits not knowing ("Sorry, I don't know that.") settles no free-text
+# value: without this, a string or list field would record the admission itself as the answer.
+_NO_ANSWER = re.compile(
+    r"(?:(?:sorry|um+|uh+|well|hmm+|oh)\s+)*(?:i\s+|i'm\s+|i am\s+)?(?:afraid\s+(?:i\s+)?)?(?:really\s+)?"
+    r"(?:don't know|do not know|dunno|have no idea|no idea|not sure|can't say|cannot say|can't remember|"
+    r"don't remember)(?:\s+(?:that|it|this|about that|the answer))?(?:\s+sorry)?"
+)
 
 
 def candidate(type_: str, text: str, values: tuple[str, ...] = ()) -> Any:
@@ -49,12 +56,18 @@ def candidate(type_: str, text: str, values: tuple[str, ...] = ()) -> Any:
         return _single(_ISO_DATETIME.findall(text))
     if type_ == "date":
         return _single(_ISO_DATE.findall(text))
+    if type_ in ("array", "string") and _admits_not_knowing(text):
+        return None
     if type_ == "array":
         items = [item.strip(_TRAILING) for item in _LIST_SEPARATOR.split(text.strip(_TRAILING))]
         return [item for item in items if item] or None
     if type_ == "string":
         return text
     return None
+
+
+def _admits_not_knowing(text: str) -> bool:
+    return _NO_ANSWER.fullmatch(" ".join(_WORD.findall(text.lower().replace("\u2019", "'")))) is not None
 
 
 def _boolean(text: str) -> bool | None:

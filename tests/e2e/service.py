@@ -98,6 +98,17 @@ class ServeProcess:
         finally:
             self._log.close()
 
+    def crash(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGKILL to the whole process group: no shutdown code runs (the embedded PostgreSQL,
+        a daemon of its own, keeps running and is attached to again by the next start)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=timeout)
+        self._log.close()
+
+    def stop_postgres(self) -> None:
+        """Stop an embedded PostgreSQL left running by crashed processes."""
+        self._stop_orphaned_postgres()
+
     def cleanup(self, timeout: float = STOP_TIMEOUT) -> None:
         """Finalizer: terminate, then kill the process group after a timeout."""
         if self.process.poll() is None:

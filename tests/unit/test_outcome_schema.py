@@ -490,6 +490,16 @@ def test_coerce_keeps_a_string_answer_stripped_and_refuses_a_blank_one():
     assert COERCE.coerce("notes", None) is None  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("text", ["Sorry, I don't know that.", "I'm not sure", "No idea.", "I\u2019m afraid I don't know", "dunno"])
+def test_coerce_reads_an_admission_of_not_knowing_as_no_string_or_list(text):
+    assert COERCE.coerce("notes", text) is None
+    assert COERCE.coerce("tags", text) is None
+
+
+def test_coerce_keeps_a_string_that_only_starts_with_doubt():
+    assert COERCE.coerce("notes", "I don't know, maybe Tuesday") == "I don't know, maybe Tuesday"
+
+
 @settings(max_examples=200)
 @given(st.sampled_from(COERCE.fields), st.text(max_size=40) | st.sampled_from(["yes", "no", "3", "four", "2026-03-08", "card and cash"]))
 def test_property_a_coerced_answer_is_none_or_valid_for_its_field(spec, text):
