@@ -283,3 +283,12 @@ def test_a_batch_whose_save_fails_leaves_no_call_behind(client, container, monke
     assert queued_call_ids(container, tenant.tenant_id) == []
     for call_id in built:
         assert client.get(f"/v1/calls/{call_id}", headers=tenant.headers).status_code == 404
+
+
+def test_an_empty_number_rejects_only_its_own_item(client, account):
+    response = post_batch(client, account, batch_body([{"to": ""}, {"to": LONDON}]))
+
+    assert response.status_code == 207, response.text
+    first, second = response.json()["items"]
+    assert first["error"]["code"] == "invalid_e164" and first["call_id"] is None
+    assert second["status"] == "queued"

@@ -65,14 +65,14 @@ class CallOptions(Strict):
 
 
 class CallCreateRequest(CallOptions):
-    to: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    to: Annotated[str, StringConstraints(max_length=64)]  # the dialing rules explain a bad number
     consent_record_id: ShortText | None = None
     metadata: Metadata | None = None
     variables: Variables | None = None
 
 
 class BatchItemRequest(Strict):
-    to: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    to: Annotated[str, StringConstraints(max_length=64)]  # the dialing rules explain a bad number
     consent_record_id: ShortText | None = None
     metadata: Metadata | None = None
     variables: Variables | None = None
