@@ -1,5 +1,6 @@
-"""The ceiling for the benchmarks: a bare Litestar GET served by granian exactly as ``callwright serve``
-serves the real app (ASGI, one worker, no access log). No middleware, no database.
+"""The ceiling for the benchmarks: a bare Litestar GET (and a POST that decodes a JSON body) served by
+granian exactly as ``callwright serve`` serves the real app (ASGI, one worker, no access log). No
+middleware, no database, no validation model.
 
 Run: ``.venv/bin/python bench/bare_app.py --port 8101``.
 """
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from litestar import Litestar, get
+from litestar import Litestar, get, post
 
 
 @get("/bare")
@@ -17,7 +19,13 @@ async def bare() -> dict[str, str]:
     return {"status": "ok"}
 
 
-app = Litestar(route_handlers=[bare], debug=False)
+@post("/bare", status_code=201)
+async def bare_post(data: dict[str, Any]) -> dict[str, str]:
+    """Decodes the JSON body (as any create must) and answers a small 201 like ``POST /v1/calls``."""
+    return {"call_id": "cll_" + "0" * 32, "status": "queued" if data else "empty"}
+
+
+app = Litestar(route_handlers=[bare, bare_post], debug=False, request_max_body_size=1_000_000)
 
 
 def main() -> None:

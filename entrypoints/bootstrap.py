@@ -160,13 +160,13 @@ def bootstrap(
 
 
 def _follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
-              tracking: Any) -> ProjectionWorker:
+              tracking: Any, handles: tuple[type, ...] | None) -> ProjectionWorker:
     lock = None
     if container.database:
         # Advisory locks are per database, not per schema: name the schema so that services
         # sharing one database in separate schemas do not stand by for each other.
         lock = AdvisoryLock(container.database.conninfo(), f"follower:{container.database.schema}:{name}")
-    worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock)
+    worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock, handles=handles)
     app.on_saved(worker.poke)
     return worker
 
@@ -188,13 +188,14 @@ def _add_followers(container: Container, env: dict[str, str]) -> None:
         view = view_class(factory.datastore)
         view.create_table()
         projection = projection_class(view)
-        container.projections[projection.name] = _follower(container, app, projection.name, projection.process_event, view)
+        container.projections[projection.name] = _follower(container, app, projection.name, projection.process_event,
+                                                           view, projection.handles)
     tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name="call_runner_tracking")
     tracking.create_table()
     call_runner = CallRunner(container.calling, tracking)
     container._closers.append(call_runner.close)
     container.reactors[call_runner.name] = _follower(container, container.calling, call_runner.name,
-                                                     call_runner.process_event, tracking)
+                                                     call_runner.process_event, tracking, call_runner.handles)
     _add_watchdog(container)
 
 

@@ -1,4 +1,5 @@
-"""Runs a projection: follows an application's notification log, in order, from its tracking.
+"""Runs a projection or a reactor: follows an application's notification log, in order, from its
+tracking.
 
 Polls on a short interval and is woken early by in-process saves (LISTEN alone can stall).
 """
@@ -13,6 +14,7 @@ from typing import Any
 import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import Tracking
+from eventsourcing.utils import get_topic
 
 log = structlog.get_logger(__name__)
 
@@ -30,8 +32,11 @@ class ProjectionWorker:
         name: str,
         poll_interval: float = 0.25,
         lock: Any = None,
+        handles: tuple[type, ...] | None = None,
     ) -> None:
         self.app = app
+        # Events of other types are skipped undecoded; their positions are tracked once a page.
+        self.topics = frozenset(get_topic(cls) for cls in handles) if handles is not None else None
         self.process_event = process_event
         self.view = view
         self.name = name
@@ -68,14 +73,22 @@ class ProjectionWorker:
             notifications = self.app.recorder.select_notifications(
                 start=self.position, limit=BATCH, inclusive_of_start=False
             )
+            skipped_to = 0
             for notification in notifications:
-                event = self.app.mapper.to_domain_event(notification)
-                self.process_event(event, Tracking(self.app.name, notification.id))
-                with self._progress:
-                    self.position = notification.id
-                    self._progress.notify_all()
-            processed += len(notifications)
-            if len(notifications) < BATCH:
+                if self._stop.is_set():
+                    break
+                if self.topics is not None and notification.topic not in self.topics:
+                    skipped_to = notification.id
+                else:
+                    event = self.app.mapper.to_domain_event(notification)
+                    self.process_event(event, Tracking(self.app.name, notification.id))
+                    skipped_to = 0
+                    self._advance_to(notification.id)
+                processed += 1
+            if skipped_to:
+                self.view.insert_tracking(Tracking(self.app.name, skipped_to))
+                self._advance_to(skipped_to)
+            if len(notifications) < BATCH or self._stop.is_set():
                 return processed
 
     def _run(self) -> None:

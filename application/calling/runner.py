@@ -7,6 +7,7 @@ cancel, the watchdog) ends the run quietly: the call is already settled by someo
 from __future__ import annotations
 
 import re
+import time
 
 from application.calling.app import Calling
 from application.calling.ports import CallBrief
@@ -16,6 +17,9 @@ from domain.calls.outcome_schema import compile_schema
 from domain.errors import OutcomeInvalidError
 
 WORDS_PER_SECOND = 2.5
+# Turns are saved at most this often while the call runs (a live transcript for ``watch``);
+# the rest are saved with the outcome. Fewer saves: the event table is locked per save.
+PROGRESS_SAVE_SECONDS = 1.0
 _SPACE = re.compile(r"\s+")
 
 
@@ -76,6 +80,7 @@ def _converse(calling: Calling, call: Call) -> None:
     session = ports.brain.open(brief)
     heard: str | None = None
     seconds = 0.0
+    last_save = time.monotonic()
     for _ in range(ports.max_turns):
         turn = session.respond(heard)
         if turn.press_keys:
@@ -92,7 +97,9 @@ def _converse(calling: Calling, call: Call) -> None:
         heard = clean(reply)
         call.record_turn(CALLEE, heard, ports.clock())
         seconds += speaking_seconds(heard)
-        _save(calling, call)
+        if time.monotonic() - last_save >= PROGRESS_SAVE_SECONDS:
+            _save(calling, call)
+            last_save = time.monotonic()
     call.end(round(seconds), ports.clock())
     _settle(calling, call, brief, session.usage)
 

@@ -140,7 +140,8 @@ def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
 
 
 def requires_scope(scope_name: str) -> Any:
-    def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    # async: a synchronous guard would cost a thread hop per request for a set lookup
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
         principal_of(connection).require_scope(scope_name)
 
     guard.__name__ = f"requires_{scope_name.replace(':', '_')}"

@@ -3,6 +3,7 @@ the at-most-once guard), then holds the conversation on a worker thread."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,16 +20,23 @@ log = structlog.get_logger(__name__)
 
 class CallRunner:
     name = "call_runner"
+    handles = (Call.Queued,)
 
     def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8) -> None:
         self.calling = calling
         self.tracking = tracking  # a tracking recorder: where this reactor has got to
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="call")
+        # Backpressure: claim a call only when a worker can start it soon, so a backlog stays
+        # queued (and visible as such) instead of piling up claimed in memory.
+        self._slots = threading.BoundedSemaphore(max_workers * 2)
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
         if isinstance(event, Call.Queued):
+            self._slots.acquire()
             call = runner.claim(self.calling, event.call_id)
-            if call is not None:
+            if call is None:
+                self._slots.release()
+            else:
                 self._pool.submit(self._run, call)
         self.tracking.insert_tracking(tracking)
 
@@ -38,6 +46,8 @@ class CallRunner:
         except Exception as exc:  # a failing brain or extractor must still end the call
             log.error("call.run_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
             self._fail(call.call_id, exc)
+        finally:
+            self._slots.release()
 
     def _fail(self, call_id: str, exc: Exception) -> None:
         code = getattr(exc, "code", None) or "internal_error"

@@ -19,6 +19,7 @@ def _json(value: Any) -> Jsonb | None:
 
 class ApiKeysProjection:
     name = "api_keys_v1"
+    handles = (ApiKey.Issued, ApiKey.Rotated, ApiKey.RotatedKeyUsed, ApiKey.Revoked)
 
     def __init__(self, view: ApiKeysView) -> None:
         self.view = view

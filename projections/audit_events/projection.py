@@ -95,6 +95,7 @@ def audit_id(event: Any) -> str:
 
 class AuditEventsProjection:
     name = "audit_events_v1"
+    handles = tuple(HANDLERS)
 
     def __init__(self, view: AuditEventsView) -> None:
         self.view = view

@@ -21,6 +21,7 @@ LISTED = (Call.Queued, Call.Started, Call.Ended, Call.OutcomeExtracted, Call.Com
 
 class CallsListProjection:
     name = "calls_list_v1"
+    handles = LISTED
 
     def __init__(self, view: CallsListView) -> None:
         self.view = view

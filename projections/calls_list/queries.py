@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -26,7 +26,7 @@ SORTS = {
     "confidence_desc": "confidence DESC NULLS LAST, created_at DESC, call_id DESC",
     "cost_desc": "cost_total DESC NULLS LAST, created_at DESC, call_id DESC",
 }
-# Equality filters: the counts table (view.py) is keyed by exactly these, so totals need no scan.
+# Equality filters: the counts tables (view.py) are keyed by exactly these (and the UTC day).
 COUNTED_FILTERS = ("status", "mode", "direction", "voice_engine", "has_outcome")
 
 _COLUMNS = (
@@ -57,10 +57,6 @@ class CallFilters:
         if self.sort not in SORTS:
             raise ValueError(f"sort must be one of {', '.join(SORTS)}")
 
-    @property
-    def only_counted(self) -> bool:
-        return all(v is None for v in (self.start, self.end, self.to_prefix, self.min_confidence, self.max_confidence))
-
 
 @dataclass(frozen=True, kw_only=True)
 class CallPage:
@@ -70,16 +66,23 @@ class CallPage:
     offset: int
 
 
-def _where(tenant_id: str, filters: CallFilters) -> tuple[str, dict[str, Any]]:
+def _counted_where(tenant_id: str, filters: CallFilters) -> tuple[str, dict[str, Any]]:
+    """The clauses on columns that the rows and both counts tables share."""
     clauses = ["tenant_id = %(tenant_id)s"]
     params: dict[str, Any] = {"tenant_id": tenant_id}
     for name in COUNTED_FILTERS:
         if getattr(filters, name) is not None:
             clauses.append(f"{name} = %({name})s")
             params[name] = getattr(filters, name)
+    return " AND ".join(clauses), params
+
+
+def _where(tenant_id: str, filters: CallFilters) -> tuple[str, dict[str, Any]]:
+    where, params = _counted_where(tenant_id, filters)
+    clauses = [where]
     optional = (
-        ("start", "created_at >= %(start)s", filters.start),
-        ("end", "created_at < %(end)s", filters.end),
+        ("start", "created_at >= %(start)s", _utc(filters.start)),
+        ("end", "created_at < %(end)s", _utc(filters.end)),
         ("to_pattern", "to_number LIKE %(to_pattern)s", _prefix_pattern(filters.to_prefix)),
         ("min_confidence", "confidence >= %(min_confidence)s", filters.min_confidence),
         ("max_confidence", "confidence <= %(max_confidence)s", filters.max_confidence),
@@ -115,16 +118,59 @@ async def list_calls(
         if len(rows) < limit and (rows or offset == 0):
             total = offset + len(rows)  # the last page: nothing to count
         else:
-            await cur.execute(_count_query(where, filters), params, prepare=False)
+            await cur.execute(*_total_query(tenant_id, filters), prepare=False)
             total = int((await cur.fetchone())["total"])
     return CallPage(items=[_item(row) for row in rows], total=total, limit=limit, offset=offset)
 
 
-def _count_query(where: str, filters: CallFilters) -> str:
-    if filters.only_counted:  # a sum over at most a few dozen rows per tenant
-        return f"SELECT COALESCE(sum(calls), 0) AS total FROM calls_list_v1_counts WHERE {where}"
-    # Ranges and prefixes: counted from the rows, in time proportional to the matches.
-    return f"SELECT count(*) AS total FROM calls_list_v1 WHERE {where}"
+def _total_query(tenant_id: str, filters: CallFilters) -> tuple[str, dict[str, Any]]:
+    """``total`` without reading every match where the counts tables can say it.
+
+    Equality filters: a sum over the counts table (a few dozen rows per tenant). With start/end:
+    the daily counts of the whole UTC days inside the range, plus the rows of the (at most two)
+    partial days at its edges. Prefixes and confidence ranges: a count of the matching rows.
+    """
+    counted, params = _counted_where(tenant_id, filters)
+    if filters.to_prefix is not None or filters.min_confidence is not None or filters.max_confidence is not None:
+        where, params = _where(tenant_id, filters)
+        return f"SELECT count(*) AS total FROM calls_list_v1 WHERE {where}", params
+    if filters.start is None and filters.end is None:
+        return f"SELECT COALESCE(sum(calls), 0) AS total FROM calls_list_v1_counts WHERE {counted}", params
+    start, end = _utc(filters.start), _utc(filters.end)
+    first = _day_after_or_at(start) if start is not None else None  # the first whole day
+    stop = end.date() if end is not None else None  # the day after the last whole day
+    if first is not None and stop is not None and first >= stop:  # under two days: count the rows
+        where, params = _where(tenant_id, filters)
+        return f"SELECT count(*) AS total FROM calls_list_v1 WHERE {where}", params
+    days = [counted]
+    parts = []
+    if start is not None:
+        days.append("day >= %(first)s")
+        parts.append(f"(SELECT count(*) FROM calls_list_v1 WHERE {counted} "
+                     "AND created_at >= %(start)s AND created_at < %(first_at)s)")
+        params.update(start=start, first=first, first_at=_midnight(first))
+    if end is not None:
+        days.append("day < %(stop)s")
+        parts.append(f"(SELECT count(*) FROM calls_list_v1 WHERE {counted} "
+                     "AND created_at >= %(stop_at)s AND created_at < %(end)s)")
+        params.update(end=end, stop=stop, stop_at=_midnight(stop))
+    whole_days = f"(SELECT COALESCE(sum(calls), 0) FROM calls_list_v1_daily_counts WHERE {' AND '.join(days)})"
+    return f"SELECT {' + '.join([whole_days, *parts])} AS total", params
+
+
+def _day_after_or_at(moment: datetime) -> date:
+    return moment.date() if moment == _midnight(moment.date()) else moment.date() + timedelta(days=1)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(), timezone.utc)
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """Timestamps without a zone are read as UTC (the wire is UTC), never as the session's zone."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 def _item(row: dict[str, Any]) -> dict[str, Any]:

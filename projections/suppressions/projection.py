@@ -13,6 +13,7 @@ from projections.view import pg_text
 
 class SuppressionsProjection:
     name = "suppressions_v1"
+    handles = (SuppressionEntry.Added, SuppressionEntry.Readded, SuppressionEntry.Removed)
 
     def __init__(self, view: SuppressionsView) -> None:
         self.view = view

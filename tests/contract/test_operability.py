@@ -58,8 +58,9 @@ def test_readyz_reports_the_database_and_every_projection_lag(client, pending):
     body = response.json()
     assert body["status"] == "ready"
     assert body["checks"]["database"] == "ok"
-    projections = {name: check for name, check in body["checks"].items() if name.startswith("projection:")}
-    assert {"projection:audit_events_v1", "projection:api_keys_v1"} <= set(projections)
+    projections = {name: check for name, check in body["checks"].items() if name.startswith("follower:")}
+    assert {"follower:audit_events_v1", "follower:api_keys_v1", "follower:calls_list_v1",
+            "follower:suppressions_v1", "follower:call_runner"} <= set(projections)
     for check in projections.values():
         assert isinstance(check["lag"], int) and check["lag"] >= 0
         assert check["error"] is None

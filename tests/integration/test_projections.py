@@ -62,3 +62,21 @@ def test_reprocessing_an_event_changes_nothing(container):
     except Exception as exc:  # the tracking row refuses a repeated notification id
         assert "IntegrityError" in type(exc).__name__ or "Integrity" in str(type(exc))
     assert _count(container, "audit_events_v1") == 2
+
+
+def test_events_a_view_does_not_handle_are_skipped_and_tracked_once_a_page(container):
+    import psycopg
+
+    for i in range(3):
+        registration.register(container.accounts, email=f"skip{i}@example.com", password=PASSWORD, name=None)
+    worker = container.projections["api_keys_v1"]
+    processed: list[str] = []
+    original = worker.process_event
+    worker.process_event = lambda event, tracking: (processed.append(type(event).__name__), original(event, tracking))
+    worker.catch_up()
+    head = container.accounts.recorder.max_notification_id()
+    assert processed == ["Issued"] * 3  # tenants, users, e-mail claims and tokens were not even decoded
+    assert worker.position == head
+    with psycopg.connect(container.database.conninfo()) as conn:
+        tracked = conn.execute("SELECT notification_id FROM api_keys_v1_tracking WHERE application_name = 'Accounts'").fetchone()
+    assert tracked[0] == head

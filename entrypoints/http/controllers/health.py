@@ -22,13 +22,14 @@ def _readiness(container: Container) -> tuple[bool, dict[str, Any]]:
     checks: dict[str, Any] = {}
     ready = True
     try:
-        head = container.accounts.recorder.max_notification_id() or 0
+        heads = {app.name: app.head() for app in (container.accounts, container.calling)}
         checks["database"] = "ok"
     except Exception as exc:  # any driver error means not ready
         return False, {"database": f"unavailable: {type(exc).__name__}"}
-    for name, worker in container.projections.items():
-        lag = max(0, head - worker.position)
-        checks[f"projection:{name}"] = {"lag": lag, "error": type(worker.error).__name__ if worker.error else None}
+    followers = {**container.projections, **container.reactors}
+    for name, worker in followers.items():
+        lag = max(0, heads.get(worker.app.name, 0) - worker.position)
+        checks[f"follower:{name}"] = {"lag": lag, "error": type(worker.error).__name__ if worker.error else None}
         if lag > MAX_READY_LAG or worker.error is not None:
             ready = False
     return ready, checks

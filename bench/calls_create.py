@@ -1,0 +1,735 @@
+"""``POST /v1/calls`` throughput against two ceilings, batch latency and projection lag (ARCHITECTURE.md §11).
+
+In one run, on this machine:
+
+1. ``POST /v1/calls`` (auth, rate limit, Idempotency-Key, validation, one atomic append) with a valid
+   simulated-call body, against a bare Litestar POST of the same body on the same stack
+   (``bench/bare_app.py``) and against raw single-row PostgreSQL commits at the same concurrency in
+   the same embedded server. Printed as two ratios.
+2. While the creates run, the projection lag of ``calls_list_v1`` and of the call-runner reactor
+   (notification log head minus each tracking position, every 100 ms), then how long they take to
+   catch up once the load stops, and how many of the created simulated calls reached ``completed``.
+3. ``POST /v1/calls/batch`` with 200 items, sequentially, a fresh Idempotency-Key each: p50/p95.
+4. Where the server's CPU goes: per thread of the granian worker while the measured creates run
+   (thread CPU times, named by one ``py-spy dump``), and py-spy samples holding the GIL during extra,
+   unmeasured windows of creates and of batches at the end, by thread and by function.
+
+Run: ``.venv/bin/python bench/calls_create.py``; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import psycopg
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
+
+from audit_events_throughput import (  # noqa: E402 - the shared process and CPU helpers
+    CALLWRIGHT,
+    CLIENT_BOUND,
+    HOST,
+    Server,
+    Window,
+    approved_key,
+    cpu_seconds,
+    cpu_used,
+    free_port,
+    postgres_processes,
+)
+
+from domain.calls import dialing_rules  # noqa: E402
+from domain.errors import DialingRuleError  # noqa: E402
+from entrypoints.cli.demo import FACTS, OUTCOME_SCHEMA, reachable_destination  # noqa: E402
+
+RESULTS = BENCH_DIR / "results" / "calls_create.json"
+PY_SPY = Path(sys.executable).with_name("py-spy")
+BATCH_ITEMS = 200
+SCRATCH = "bench_commit_ceiling"
+STATEMENT_TIMEOUT_MS = 10_000
+PROFILE_RATE = 200  # samples/s; py-spy pauses the worker for each, so only unmeasured windows are profiled
+PROJECT_DIRS = ("domain/", "application/", "adapters/", "projections/", "entrypoints/")
+
+
+# --- load -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    expect: int
+    ok: int = 0
+    total_ok: int = 0  # including warm-up: how many calls this load created
+    errors: dict[int, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+
+    def record(self, window: Window, status: int, started: float, done: float) -> None:
+        if status == self.expect:
+            self.total_ok += 1
+        if not window.start <= done < window.end:
+            return
+        if status == self.expect:
+            self.ok += 1
+            self.latencies.append(done - started)
+        else:
+            self.errors[status] = self.errors.get(status, 0) + 1
+
+
+def post_request(port: int, path: str, key: str, body: bytes, idempotency_key: str | None) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", f"Host: {HOST}:{port}", f"Authorization: Bearer {key}",
+             "Accept: application/json", "Content-Type: application/json", f"Content-Length: {len(body)}"]
+    if idempotency_key is not None:
+        lines.append(f"Idempotency-Key: {idempotency_key}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+async def raw_connection(make_request: Callable[[], bytes], port: int, window: Window, tally: Tally) -> None:
+    """HTTP/1.1 keep-alive over a bare socket, one request in flight: the client stays cheap."""
+    reader, writer = await asyncio.open_connection(HOST, port)
+    try:
+        while (started := time.perf_counter()) < window.end:
+            writer.write(make_request())
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            await reader.readexactly(length)
+            tally.record(window, int(head[9:12]), started, time.perf_counter())
+    finally:
+        writer.close()
+
+
+async def drive_http(port: int, path: str, key: str, body: bytes, args: argparse.Namespace, duration: float) -> Tally:
+    """Every request carries a fresh Idempotency-Key (both targets get the same headers)."""
+    now = time.perf_counter()
+    window = Window(start=now + args.warmup, end=now + args.warmup + duration)
+    tally = Tally(expect=201)
+    run = uuid.uuid4().hex[:8]
+
+    def factory(connection: int) -> Callable[[], bytes]:
+        counter = iter(range(10**9))
+        return lambda: post_request(port, path, key, body, f"bench-{run}-{connection}-{next(counter)}")
+
+    await asyncio.gather(*(raw_connection(factory(c), port, window, tally) for c in range(args.concurrency)))
+    return tally
+
+
+async def drive_commits(conninfo: str, payload: str, args: argparse.Namespace, mark: Callable[[], None]) -> Tally:
+    """Each connection commits one single-row INSERT per transaction (autocommit), one in flight."""
+    insert = f"INSERT INTO {SCRATCH} (payload) VALUES (%s)"
+    connections = [await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+                   for _ in range(args.concurrency)]
+    now = time.perf_counter()
+    window = Window(start=now + args.warmup, end=now + args.warmup + args.duration)
+    tally = Tally(expect=0)  # no HTTP status here: every commit that returns counts
+
+    async def one(conn: psycopg.AsyncConnection[Any]) -> None:
+        while (started := time.perf_counter()) < window.end:
+            await conn.execute(insert, (payload,))
+            tally.record(window, tally.expect, started, time.perf_counter())
+
+    try:
+        await asyncio.gather(*(one(conn) for conn in connections))
+        mark()
+    finally:
+        for conn in connections:
+            await conn.close()
+    return tally
+
+
+def measure(label: str, run: Callable[[Callable[[], None]], Tally], duration: float, elapsed: float,
+            server: Callable[[], list[psutil.Process]], database: Callable[[], list[psutil.Process]]) -> dict[str, Any]:
+    """``run(mark)`` drives the load; it may call ``mark()`` when the load ends, before it closes
+    connections (a closed connection's backend exits and its CPU time could no longer be read)."""
+    before = (cpu_seconds(server()), cpu_seconds(database()), time.process_time())
+    after: list[Any] = []
+
+    def mark() -> None:
+        if not after:
+            after.extend((cpu_seconds(server()), cpu_seconds(database()), time.process_time()))
+
+    tally = run(mark)
+    mark()
+    used = (cpu_used(before[0], after[0]), cpu_used(before[1], after[1]), after[2] - before[2])
+    latencies = sorted(tally.latencies) or [0.0]
+    return {
+        "label": label,
+        "requests": tally.ok,
+        "created_including_warmup": tally.total_ok,
+        "errors": tally.errors,
+        "requests_per_s": tally.ok / duration,
+        "latency_ms": {
+            "p50": 1000 * statistics.median(latencies),
+            "p99": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+        },
+        # CPU cores busy over warm-up plus measurement: shows which side was the bottleneck.
+        "cores": {"server": used[0] / elapsed, "database": used[1] / elapsed, "client": used[2] / elapsed},
+    }
+
+
+# --- the embedded database ------------------------------------------------------------------------
+
+
+def embedded_conninfo(data_dir: Path) -> str:
+    """The server's own PostgreSQL, from ``postmaster.pid`` (line 4: port, line 5: socket directory)."""
+    lines = (data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()
+    socket_dir = lines[4].strip() or "127.0.0.1"
+    return psycopg.conninfo.make_conninfo(host=socket_dir, port=lines[3].strip(), dbname="postgres", user="postgres",
+                                          options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+
+
+LAG_QUERY = """
+SELECT (SELECT max(notification_id) FROM calling_events),
+       (SELECT max(notification_id) FROM calls_list_v1_tracking WHERE application_name = 'Calling'),
+       (SELECT max(notification_id) FROM call_runner_tracking WHERE application_name = 'Calling'),
+       (SELECT count(*) FROM calls_list_v1 WHERE status IN ('queued', 'in_progress'))
+"""
+# What the server's backends are doing at this instant (this sampler's own backend excluded).
+WAITS_QUERY = """
+SELECT coalesce(wait_event_type || ':' || wait_event, 'running'), count(*) FROM pg_stat_activity
+WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1
+"""
+
+
+class LagSampler:
+    """Every ``interval``: the Calling log head, the calls_list_v1 and call_runner positions, the live
+    calls the view shows, and what ``/readyz`` reports as calls_list_v1's lag."""
+
+    def __init__(self, conninfo: str, port: int, interval: float) -> None:
+        self.conninfo, self.port, self.interval = conninfo, port, interval
+        self.samples: list[dict[str, Any]] = []
+        self.stopped_at: float | None = None
+        self.quiet_at: float | None = None
+        self._quiet = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lag-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        with psycopg.connect(self.conninfo, autocommit=True) as conn, \
+                httpx.Client(base_url=f"http://{HOST}:{self.port}", timeout=5.0, trust_env=False) as http:
+            tick = time.perf_counter()
+            while not self._stop.is_set():
+                at = time.perf_counter()
+                head, view, runner, live = conn.execute(LAG_QUERY).fetchone()
+                head, view, runner = head or 0, view or 0, runner or 0
+                try:
+                    checks = http.get("/readyz").json()["checks"]
+                    readyz = checks.get("projection:calls_list_v1", {}).get("lag")
+                except (httpx.HTTPError, ValueError, KeyError):
+                    readyz = None
+                waits = dict(conn.execute(WAITS_QUERY).fetchall())
+                sample = {"t": at, "head": head, "calls_list_v1": view, "call_runner": runner, "live_calls": live,
+                          "readyz_calls_list_v1_lag": readyz, "waits": waits}
+                if self.samples and self.stopped_at is not None and at > self.stopped_at and self.quiet_at is None:
+                    previous = self.samples[-1]
+                    if (view == head == runner and live == 0 and previous["head"] == head):
+                        self.quiet_at = at
+                        self._quiet.set()
+                self.samples.append(sample)
+                tick += self.interval
+                self._stop.wait(max(0.0, tick - time.perf_counter()))
+
+    def load_stopped(self) -> None:
+        self.quiet_at = None
+        self._quiet.clear()
+        self.stopped_at = time.perf_counter()
+
+    def wait_quiet(self, timeout: float) -> bool:
+        return self._quiet.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values) or [0.0]
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def lag_report(sampler: LagSampler, window: tuple[float, float], head_at_stop: int, quiet: bool) -> dict[str, Any]:
+    during = [s for s in sampler.samples if window[0] <= s["t"] < window[1]]
+    after = [s for s in sampler.samples if sampler.stopped_at is not None and s["t"] >= sampler.stopped_at]
+    view_lag = [s["head"] - s["calls_list_v1"] for s in during]
+    runner_lag = [s["head"] - s["call_runner"] for s in during]
+    readyz = [s["readyz_calls_list_v1_lag"] for s in during if s["readyz_calls_list_v1_lag"] is not None]
+    caught_up = next((s["t"] for s in after if s["calls_list_v1"] >= head_at_stop), None)
+    stopped = sampler.stopped_at or 0.0
+    waits: Counter[str] = Counter()
+    for sample in during:
+        waits.update(sample["waits"])
+    timeline, last = [], -1.0
+    for sample in sampler.samples:  # every ~0.5 s from the start of the load
+        if sample["t"] - last >= 0.5:
+            last = sample["t"]
+            timeline.append({"t_s": round(sample["t"] - window[0], 2),
+                             **{k: sample[k] for k in ("head", "calls_list_v1", "call_runner", "live_calls")}})
+    return {
+        "samples_during_load": len(during),
+        "calls_list_v1_lag_events": {"max": max(view_lag, default=0), "p95": percentile(view_lag, 0.95),
+                                     "median": percentile(view_lag, 0.5)},
+        "call_runner_lag_events": {"max": max(runner_lag, default=0), "p95": percentile(runner_lag, 0.95),
+                                   "median": percentile(runner_lag, 0.5)},
+        "readyz_reported_calls_list_v1_lag": {"max": max(readyz, default=0), "samples": len(readyz)},
+        "head_at_stop": head_at_stop,
+        "calls_list_v1_reached_head_at_stop_s": None if caught_up is None else caught_up - stopped,
+        "quiet_after_stop_s": None if not quiet or sampler.quiet_at is None else sampler.quiet_at - stopped,
+        "head_when_quiet": after[-1]["head"] if after else None,
+        # Mean number of active client backends in each state while the creates ran.
+        "backend_waits_during_load": {k: round(n / max(1, len(during)), 2) for k, n in waits.most_common()},
+        "timeline": timeline,
+    }
+
+
+# --- batches --------------------------------------------------------------------------------------
+
+
+def batch_destinations(first: str, now: datetime, count: int = BATCH_ITEMS) -> list[str]:
+    """``count`` distinct numbers next to ``first`` that pass E.164 parsing and call hours now."""
+    found: list[str] = []
+    for suffix in range(1000):
+        number = first[:-3] + f"{suffix:03d}"
+        try:
+            dialing_rules.check_call_hours(dialing_rules.parse_destination(number), "prior_express", now)
+        except DialingRuleError:
+            continue
+        found.append(number)
+        if len(found) == count:
+            return found
+    raise SystemExit(f"only {len(found)} numbers near {first} are inside call hours now")
+
+
+def run_batches(port: int, key: str, body: dict[str, Any], count: int, warmup: int) -> dict[str, Any]:
+    latencies: list[float] = []
+    warmups: list[float] = []
+    problems: Counter[str] = Counter()
+    accepted = 0
+    content = json.dumps(body).encode()
+    with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=60.0, trust_env=False) as http:
+        for index in range(warmup + count):
+            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                       "Idempotency-Key": f"bench-batch-{uuid.uuid4().hex}"}
+            started = time.perf_counter()
+            response = http.post("/v1/calls/batch", content=content, headers=headers)
+            elapsed = time.perf_counter() - started
+            if response.status_code != 207:
+                problems[f"status {response.status_code}"] += 1
+                continue
+            answer = response.json()
+            accepted += answer["accepted"]
+            if answer["accepted"] != len(body["items"]):
+                problems["items rejected"] += answer["rejected"]
+            if index >= warmup:
+                latencies.append(elapsed)
+            else:
+                warmups.append(elapsed)
+    return {
+        "batches": count,
+        "warmup_batches": warmup,
+        "warmup_latency_ms": [round(1000 * w, 1) for w in warmups],  # the first one met a quiet server
+        "items_per_batch": len(body["items"]),
+        "accepted_calls": accepted,
+        "problems": dict(problems),
+        "latency_ms": {"p50": 1000 * statistics.median(latencies or [0.0]),
+                       "p95": 1000 * percentile(latencies, 0.95),
+                       "max": 1000 * max(latencies, default=0.0)},
+    }
+
+
+# --- profile --------------------------------------------------------------------------------------
+
+
+def granian_worker(server: Server) -> psutil.Process | None:
+    """The child of ``callwright serve`` that runs the app (granian spawns one worker process)."""
+    children = [p for p in server.processes()[1:] if "python" in " ".join(p.cmdline()).lower()]
+    return max(children, key=lambda p: sum(p.cpu_times()[:2]), default=None)
+
+
+def thread_cpu(process: psutil.Process) -> dict[int, float]:
+    try:
+        return {t.id: t.user_time + t.system_time for t in process.threads()}
+    except psutil.Error:
+        return {}
+
+
+def thread_names(pid: int) -> dict[int, str]:
+    """OS thread id -> Python thread name, from one ``py-spy dump``."""
+    done = subprocess.run([str(PY_SPY), "dump", "--json", "-p", str(pid)], capture_output=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    try:
+        return {int(t["os_thread_id"]): t["thread_name"] or "unnamed" for t in json.loads(done.stdout)}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def thread_split(before: dict[int, float], after: dict[int, float], names: dict[int, str],
+                 seconds: float) -> list[dict[str, Any]]:
+    """CPU cores per thread group of one process (threads that exited meanwhile are not counted)."""
+    groups: Counter[str] = Counter()
+    for tid, used in after.items():
+        groups[thread_group(names.get(tid, "no Python thread (granian runtime)"))] += used - before.get(tid, 0.0)
+    return [{"thread": name, "cores": round(used / seconds, 3)} for name, used in groups.most_common() if used > 0]
+
+
+class Profile:
+    """``py-spy record`` of one process: raw, per thread, no line numbers, only samples holding the GIL
+    (the worker is one interpreter: the GIL is what its threads share)."""
+
+    def __init__(self, pid: int, seconds: float, rate: int, output: Path) -> None:
+        self.seconds, self.rate, self.output = seconds, rate, output
+        self.process = subprocess.Popen(
+            [str(PY_SPY), "record", "-p", str(pid), "-d", str(max(1, round(seconds))), "-r", str(rate), "-f", "raw",
+             "--threads", "--nolineno", "--gil", "-o", str(output)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )
+
+    def result(self) -> dict[str, Any]:
+        try:
+            log, _ = self.process.communicate(timeout=self.seconds + 30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            log, _ = self.process.communicate()
+        if self.process.returncode != 0 or not self.output.exists():
+            return {"error": log.decode(errors="replace")[-500:]}
+        return summarise(self.output.read_text(), self.rate * max(1, round(self.seconds)))
+
+
+def thread_group(name: str) -> str:
+    """``call_3`` (the reactor's pool) -> ``call``; view names such as ``calls_list_v1`` stay."""
+    return re.sub(r"_\d+$", "", name.strip()) or "unnamed"
+
+
+def summarise(raw: str, possible: int) -> dict[str, Any]:
+    """Per thread group: cores busy (samples / samples possible); per function: self and inclusive share."""
+    threads: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in raw.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = stack.split(";")
+        head = frames[0]
+        name = head.split(":", 1)[1] if head.startswith("thread (") and ":" in head else head
+        threads[thread_group(name)] += count
+        calls = [f.strip() for f in frames[1:]] or ["(no Python frame)"]
+        own[calls[-1]] += count
+        for frame in set(calls):  # this project's functions, below the process's own entry point
+            if any(part in frame for part in PROJECT_DIRS) and "entrypoints/cli/" not in frame:
+                inclusive[frame] += count
+        total += count
+    share = (lambda n: round(n / total, 4)) if total else (lambda n: 0.0)
+    return {
+        "samples": total,
+        "cores_busy": round(total / possible, 3) if possible else 0.0,
+        "threads": [{"thread": t, "cores": round(n / possible, 3), "share": share(n)}
+                    for t, n in threads.most_common()],
+        "self": [{"function": f, "share": share(n)} for f, n in own.most_common(15)],
+        "inclusive": [{"function": f, "share": share(n)} for f, n in inclusive.most_common(20)],
+    }
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+
+def report(results: dict[str, Any]) -> None:
+    print(f"\nPOST throughput, {results['concurrency']} connections, {results['duration_s']:.0f} s each after "
+          f"{results['warmup_s']:.0f} s warm-up (creates: {results['create_duration_s']:.0f} s), raw client, "
+          f"{results['cpus']} CPUs; destination {results['destination']}")
+    load = results["load_average_1m"]
+    if load["start"] > 0.5 * (results["cpus"] or 1):  # the end figure includes this run's own load
+        print(f"note: the machine was busy with other work (1-minute load average {load['start']} at the start, "
+              f"{load['end']} at the end); absolute figures and ratios are noisier than usual")
+    print(f"{'target':<38} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'server':>7} {'db':>6} {'client':>7}")
+    for run in (results["bare_post"], results["commits"], results["create"]):
+        cores = run["cores"]
+        print(f"{run['label']:<38} {run['requests_per_s']:>8.0f} {run['latency_ms']['p50']:>8.2f} "
+              f"{run['latency_ms']['p99']:>8.2f} {cores['server']:>7.2f} {cores['database']:>6.2f} "
+              f"{cores['client']:>7.2f}")
+        if run["errors"]:
+            print(f"  unexpected answers: {run['errors']}")
+    ratios = results["ratios"]
+    print(f"\nresult: create/bare    = {ratios['create_over_bare']:.3f}  (target >= 0.30)")
+    print(f"        create/commits = {ratios['create_over_commits']:.3f}  (raw single-row commits, same concurrency)")
+    if results["bare_post"]["cores"]["client"] > CLIENT_BOUND:
+        print("warning: the load generator used a whole core on the bare run; the ceiling is the client's")
+    if results["commits"]["cores"]["client"] > CLIENT_BOUND:
+        print("warning: the commit client (psycopg, one Python process) used a whole core; that ceiling is low")
+
+    lag = results["lag"]
+    print(f"\nprojection lag during creates ({lag['samples_during_load']} samples, every "
+          f"{results['lag_interval_s'] * 1000:.0f} ms), in events behind the Calling log head:")
+    for name in ("calls_list_v1", "call_runner"):
+        figures = lag[f"{name}_lag_events"]
+        print(f"  {name:<16} max {figures['max']:>7}   p95 {figures['p95']:>7}   median {figures['median']:>7}")
+    print(f"  /readyz reported calls_list_v1 lag: max {lag['readyz_reported_calls_list_v1_lag']['max']}")
+    print("  PostgreSQL client backends while the creates ran (mean count per state): "
+          + ", ".join(f"{k} {v}" for k, v in lag["backend_waits_during_load"].items()))
+    reached = lag["calls_list_v1_reached_head_at_stop_s"]
+    quiet = lag["quiet_after_stop_s"]
+    print(f"after the load stopped (head {lag['head_at_stop']}): calls_list_v1 reached that head in "
+          f"{'not within the timeout' if reached is None else f'{reached:.2f} s'}; every view and the reactor at "
+          f"the head with no queued/in-progress call after "
+          f"{'not within the timeout' if quiet is None else f'{quiet:.2f} s'} (head then {lag['head_when_quiet']})")
+    calls = results["calls"]
+    print(f"calls created by the measured creates: {calls['created']} (201 answers incl. warm-up); from the event "
+          f"log, after the settle wait: {calls['settled']}; at the end of the run: {calls['at_end_of_run']}")
+    print(f"  calls_list_v1 after the settle wait: {calls['calls_list_v1_by_status']}")
+
+    batch = results["batch"]
+    print(f"\nPOST /v1/calls/batch, {batch['items_per_batch']} items, {batch['batches']} sequential batches "
+          f"(+{batch['warmup_batches']} warm-up), fresh Idempotency-Key each:")
+    print(f"  p50 {batch['latency_ms']['p50']:.1f} ms   p95 {batch['latency_ms']['p95']:.1f} ms   "
+          f"max {batch['latency_ms']['max']:.1f} ms   (target p50 < 150 ms); warm-up batch "
+          f"{batch['warmup_latency_ms']} ms; accepted {batch['accepted_calls']}"
+          + (f"; problems {batch['problems']}" if batch["problems"] else ""))
+    print("\ngranian worker CPU by thread while the measured creates ran (cores): "
+          + ", ".join(f"{t['thread']} {t['cores']:.2f}" for t in results["server_threads_during_creates"]))
+    for title in ("creates", "batches"):
+        profile = results["profile"].get(title)
+        if not profile:
+            continue
+        if "error" in profile:
+            print(f"\npy-spy ({title}) failed: {profile['error']}")
+            continue
+        print(f"\npy-spy on the granian worker while extra {title} ran ({profile['samples']} samples holding "
+              f"the GIL, GIL held {100 * profile['cores_busy']:.0f}% of the time), GIL share by thread:")
+        print("  " + ", ".join(f"{t['thread']} {100 * t['share']:.0f}%" for t in profile["threads"][:8]))
+        print("  top self: " + "; ".join(f"{f['function']} {100 * f['share']:.1f}%" for f in profile["self"][:8]))
+        print("  top inclusive (this project's functions):")
+        for item in profile["inclusive"][:10]:
+            print(f"    {100 * item['share']:5.1f}%  {item['function']}")
+
+
+# --- main -----------------------------------------------------------------------------------------
+
+
+def call_statuses(conninfo: str) -> dict[str, int]:
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return dict(conn.execute("SELECT status, count(*) FROM calls_list_v1 GROUP BY status ORDER BY 1").fetchall())
+
+
+TOPIC = "domain.calls.call:Call."
+# The state of the calls the measured creates made, from the event log (the view may lag): each
+# call's latest event among Queued (not yet claimed), Started (running), Completed and Failed.
+OUTCOMES_QUERY = """
+SELECT coalesce(max(CASE WHEN topic IN (%(completed)s, %(failed)s) THEN topic END),
+                max(CASE WHEN topic = %(started)s THEN topic END), %(queued)s) AS state
+FROM calling_events
+WHERE originator_id IN (SELECT originator_id FROM calling_events
+                        WHERE topic = %(queued)s AND notification_id <= %(head)s)
+  AND topic IN (%(queued)s, %(started)s, %(completed)s, %(failed)s)
+GROUP BY originator_id
+"""
+
+
+def outcomes(conninfo: str, head: int) -> dict[str, int]:
+    names = {name.lower(): TOPIC + name for name in ("Queued", "Started", "Completed", "Failed")}
+    query = f"SELECT state, count(*) FROM ({OUTCOMES_QUERY}) AS calls GROUP BY state"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        rows = conn.execute(query, {**names, "head": head}).fetchall()
+    label = {v: k.replace("started", "in_progress") for k, v in names.items()}
+    return {label[state]: count for state, count in rows}
+
+
+def ratio(measured: dict[str, Any], ceiling: dict[str, Any]) -> float:
+    return measured["requests_per_s"] / ceiling["requests_per_s"] if ceiling["requests_per_s"] else 0.0
+
+
+def stop_orphaned_postgres(data_dir: Path, timeout: float = 15.0) -> bool:
+    """If ``callwright serve`` had to be killed, its embedded PostgreSQL (started for this run, in
+    this run's data directory) is still running: stop it by its pid (fast shutdown)."""
+    try:
+        pid = int((data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
+        postmaster = psutil.Process(pid)
+        if str(data_dir) not in " ".join(postmaster.cmdline()):
+            return False
+        postmaster.send_signal(signal.SIGINT)
+        postmaster.wait(timeout=timeout)
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return False
+    return True
+
+
+def head_now(conninfo: str) -> int:
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return conn.execute("SELECT max(notification_id) FROM calling_events").fetchone()[0] or 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per ceiling")
+    parser.add_argument("--create-duration", type=float, default=6.0, help="seconds of measured creates")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of load before measuring")
+    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--lag-interval", type=float, default=0.1)
+    parser.add_argument("--settle-timeout", type=float, default=40.0,
+                        help="longest wait for the views and the reactor to finish after the load")
+    parser.add_argument("--profile-seconds", type=float, default=3.0, help="0 disables py-spy")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--keep-workdir", action="store_true", help="keep the logs and profiles (not the database)")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the servers
+
+    load_before = os.getloadavg()  # other work on a shared machine shifts the figures: show it
+    now = datetime.now(timezone.utc)
+    destination = reachable_destination(now)
+    if destination is None:
+        raise SystemExit("no candidate destination is inside call hours right now")
+    create = {"to": destination, "objective": "Confirm tomorrow's dental appointment and how to send the reminder.",
+              "outcome_schema": OUTCOME_SCHEMA, "consent_type": "prior_express", "mode": "simulated",
+              "simulation": {"facts": FACTS, "persona": "A busy but friendly patient"}}
+    body = json.dumps(create).encode()
+    shared = {k: v for k, v in create.items() if k != "to"}
+    batch_body = {**shared, "items": [{"to": n} for n in batch_destinations(destination, now)]}
+
+    workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-"))
+    data_dir, app_port, bare_port = workdir / "var", free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLWRIGHT_")}
+    env.update(CALLWRIGHT_HOST=HOST, CALLWRIGHT_PORT=str(app_port), CALLWRIGHT_DATA_DIR=str(data_dir),
+               CALLWRIGHT_LOG_LEVEL="warning", CALLWRIGHT_RATE_LIMIT_TIERS='{"standard": 1000000}')
+    servers: list[Server] = []
+    shutdown: dict[str, Any] = {}
+    sampler: LagSampler | None = None
+    profiles: dict[str, Any] = {}
+    try:
+        app = Server("callwright serve", [str(CALLWRIGHT), "serve"], env, app_port, workdir / "serve.log")
+        servers.append(app)
+        bare = Server("bare app", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
+                                   "--port", str(bare_port)], env, bare_port, workdir / "bare.log")
+        servers.append(bare)
+        app.wait_ready("/healthz")
+        bare.wait_ready("/bare")
+        key = approved_key(app_port, env)
+        conninfo = embedded_conninfo(data_dir)
+        database = lambda: postgres_processes(data_dir)  # noqa: E731
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE {SCRATCH} (id bigserial PRIMARY KEY, payload text NOT NULL)")
+            settings = {name: conn.execute(f"SHOW {name}").fetchone()[0]
+                        for name in ("server_version", "synchronous_commit", "fsync", "wal_sync_method",
+                                     "commit_delay", "shared_buffers", "max_connections")}
+        elapsed = args.warmup + args.duration
+
+        bare_post = measure("bare Litestar POST /bare", lambda _: asyncio.run(
+            drive_http(bare_port, "/bare", key, body, args, args.duration)), args.duration, elapsed, bare.processes,
+            list)
+        commits = measure("raw PostgreSQL 1-row INSERT commits", lambda mark: asyncio.run(
+            drive_commits(conninfo, body.decode(), args, mark)), args.duration, elapsed, list, database)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {SCRATCH}")
+
+        worker = granian_worker(app)
+        if worker is None:
+            raise SystemExit("could not find the granian worker process of callwright serve")
+        sampler = LagSampler(conninfo, app_port, args.lag_interval)
+        sampler.start()
+        threads_before = thread_cpu(worker)
+        load_start = time.perf_counter()
+        created = measure("POST /v1/calls (simulated)", lambda _: asyncio.run(
+            drive_http(app_port, "/v1/calls", key, body, args, args.create_duration)), args.create_duration,
+            args.warmup + args.create_duration, app.processes, database)
+        sampler.load_stopped()
+        threads_after = thread_cpu(worker)
+        split = thread_split(threads_before, threads_after, thread_names(worker.pid),
+                             args.warmup + args.create_duration)
+        head_at_stop = head_now(conninfo)
+        quiet = sampler.wait_quiet(args.settle_timeout)
+        lag = lag_report(sampler, (load_start + args.warmup, load_start + args.warmup + args.create_duration),
+                         head_at_stop, quiet)
+        sampler.stop()  # the batches and profiles below run without the sampler's queries
+        calls = {"created": created["created_including_warmup"], "settled": outcomes(conninfo, head_at_stop),
+                 "calls_list_v1_by_status": call_statuses(conninfo)}
+
+        batch = run_batches(app_port, key, batch_body, args.batches, warmup=1)
+
+        if args.profile_seconds > 0:  # extra, unmeasured windows under the profiler, after everything measured
+            profile = Profile(worker.pid, args.profile_seconds, PROFILE_RATE, workdir / "creates.raw")
+            quick = argparse.Namespace(**{**vars(args), "warmup": 0.0})
+            asyncio.run(drive_http(app_port, "/v1/calls", key, body, quick, args.profile_seconds))
+            profiles["creates"] = profile.result()
+            profile = Profile(worker.pid, args.profile_seconds, PROFILE_RATE, workdir / "batches.raw")
+            deadline, extra = time.perf_counter() + args.profile_seconds, 0
+            while time.perf_counter() < deadline:
+                run_batches(app_port, key, batch_body, 1, warmup=0)
+                extra += 1
+            profiles["batches"] = {**profile.result(), "batches": extra}
+        calls["at_end_of_run"] = outcomes(conninfo, head_at_stop)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        for server in reversed(servers):
+            started = time.perf_counter()
+            server.stop()
+            shutdown[server.name] = {"seconds": round(time.perf_counter() - started, 2),
+                                     "returncode": server.process.returncode}
+        shutdown["orphaned_postgres_stopped"] = stop_orphaned_postgres(data_dir)
+        if args.keep_workdir:
+            print(f"kept: {workdir} (serve.log, bare.log, py-spy raw profiles)")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    results = {
+        "benchmark": "calls_create",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "cpus": os.cpu_count(),
+        "load_average_1m": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
+        "concurrency": args.concurrency,
+        "duration_s": args.duration,
+        "create_duration_s": args.create_duration,
+        "warmup_s": args.warmup,
+        "lag_interval_s": args.lag_interval,
+        "destination": destination,
+        "bare_post": bare_post,
+        "commits": commits,
+        "create": created,
+        "ratios": {"create_over_bare": ratio(created, bare_post), "create_over_commits": ratio(created, commits)},
+        "lag": lag,
+        "calls": calls,
+        "batch": batch,
+        "server_threads_during_creates": split,
+        "profile": profiles,
+        "postgres_settings": settings,
+        "shutdown": shutdown,
+    }
+    report(results)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    serve = shutdown.get("callwright serve", {})
+    if serve.get("returncode") not in (0, None) or shutdown["orphaned_postgres_stopped"]:
+        orphan = "was left running and was stopped by its pid" if shutdown["orphaned_postgres_stopped"] else "is gone"
+        print(f"warning: callwright serve did not stop cleanly on SIGINT ({serve}); its embedded PostgreSQL {orphan}")
+    print(f"written: {args.output}")
+    failed = bare_post["errors"] or commits["errors"] or created["errors"] or batch["problems"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
