@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
 from application.errors import ConflictError
+from application.group_commit import GroupCommitter
 
 A = TypeVar("A", bound=Aggregate)
 
@@ -25,6 +26,18 @@ class BoundaryApplication(Application[UUID]):
         super().__init__(env)
         self._after_save: list[Callable[[int], Any]] = []
         self.known_head = 0  # highest notification id this process has saved or seen
+        self._committer: GroupCommitter | None = None
+
+    def enable_group_commit(self) -> None:
+        """From now on, commits of concurrent commands share one save (see ``group_commit``)."""
+        if self._committer is None:
+            self._committer = GroupCommitter(self.save, name=f"group-commit-{self.name}")
+
+    def close(self) -> None:
+        if self._committer is not None:
+            self._committer.stop()
+            self._committer = None
+        super().close()
 
     def on_saved(self, callback: Callable[[int], Any]) -> None:
         """Register a callable told the highest notification id after each save."""
@@ -33,10 +46,14 @@ class BoundaryApplication(Application[UUID]):
     def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
         """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
         try:
-            recordings = self.save(*aggregates)
+            if self._committer is not None:
+                events = [event for aggregate in aggregates for event in aggregate.collect_events()]
+                position = self._committer.submit(events) if events else 0
+            else:
+                recordings = self.save(*aggregates)
+                position = max((r.notification.id for r in recordings), default=0)
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
-        position = max((r.notification.id for r in recordings), default=0)
         self.known_head = max(self.known_head, position)
         for callback in self._after_save:
             callback(position)

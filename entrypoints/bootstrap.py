@@ -148,6 +148,8 @@ def bootstrap(
     env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
     accounts = Accounts(env, ports=_account_ports(settings, clock, email, hasher))
     calling = Calling(env, ports=_calling_ports(settings, clock, agent))
+    for app in (accounts, calling):
+        app.enable_group_commit()
     pool = ConnectionPool(database.conninfo(), min_size=1, max_size=8, open=True, kwargs={"autocommit": True})
     limiter = PostgresRateLimiter(pool)
     limiter.create_table()
