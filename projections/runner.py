@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import structlog
@@ -69,25 +70,29 @@ class ProjectionWorker:
     def catch_up(self) -> int:
         """Process everything recorded so far; returns how many events were processed."""
         processed = 0
+        batch = getattr(self.view, "batch", None)  # views commit a page at once; reactors each event
         while True:
             notifications = self.app.recorder.select_notifications(
                 start=self.position, limit=BATCH, inclusive_of_start=False
             )
-            skipped_to = 0
-            for notification in notifications:
-                if self._stop.is_set():
-                    break
-                if self.topics is not None and notification.topic not in self.topics:
-                    skipped_to = notification.id
-                else:
-                    event = self.app.mapper.to_domain_event(notification)
-                    self.process_event(event, Tracking(self.app.name, notification.id))
-                    skipped_to = 0
-                    self._advance_to(notification.id)
-                processed += 1
-            if skipped_to:
-                self.view.insert_tracking(Tracking(self.app.name, skipped_to))
-                self._advance_to(skipped_to)
+            done = 0
+            with batch() if batch is not None else nullcontext():
+                skipped_to = 0
+                for notification in notifications:
+                    if self._stop.is_set():
+                        break
+                    if self.topics is not None and notification.topic not in self.topics:
+                        skipped_to = notification.id
+                    else:
+                        event = self.app.mapper.to_domain_event(notification)
+                        self.process_event(event, Tracking(self.app.name, notification.id))
+                        skipped_to = 0
+                    done = notification.id
+                    processed += 1
+                if skipped_to:
+                    self.view.insert_tracking(Tracking(self.app.name, skipped_to))
+            if done:
+                self._advance_to(done)  # only once the page's writes are committed
             if len(notifications) < BATCH or self._stop.is_set():
                 return processed
 

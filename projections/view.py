@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from eventsourcing.persistence import Tracking
@@ -33,12 +34,41 @@ class SqlView(PostgresTrackingRecorder):
         super().__init__(datastore, **kwargs)
         for statement in self.ddl:
             self.sql_create_statements.append(self.sql(statement))
+        self._batch: list[tuple[Composed, Sequence[Any] | dict[str, Any]]] | None = None
+        self._batch_tracking: Tracking | None = None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes made inside the block commit together when it ends, with one tracking row for
+        the last event: one transaction (one flush to disk) per page of events, not per event.
+        If the block raises, nothing is written and the events are processed again."""
+        self._batch, self._batch_tracking = [], None
+        try:
+            yield
+            statements, tracking = self._batch, self._batch_tracking
+        finally:
+            self._batch, self._batch_tracking = None, None
+        if tracking is not None:
+            self._commit(statements, tracking)
 
     def sql(self, statement: str) -> Composed:
         return SQL(statement).format(schema=Identifier(self.datastore.schema), table=Identifier(self.table))
 
     def write(self, statements: Iterable[tuple[Composed, Sequence[Any] | dict[str, Any]]], tracking: Tracking) -> None:
         """Apply the view change and record the tracking row in one transaction."""
+        if self._batch is not None:
+            self._batch.extend(statements)
+            self._batch_tracking = tracking
+            return
+        self._commit(list(statements), tracking)
+
+    def insert_tracking(self, tracking: Tracking) -> None:
+        if self._batch is not None:
+            self._batch_tracking = tracking
+            return
+        super().insert_tracking(tracking)
+
+    def _commit(self, statements: list[tuple[Composed, Sequence[Any] | dict[str, Any]]], tracking: Tracking) -> None:
         with self.datastore.transaction(commit=True) as curs:
             for statement, params in statements:
                 curs.execute(statement, params, prepare=True)

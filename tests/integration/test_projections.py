@@ -80,3 +80,28 @@ def test_events_a_view_does_not_handle_are_skipped_and_tracked_once_a_page(conta
     with psycopg.connect(container.database.conninfo()) as conn:
         tracked = conn.execute("SELECT notification_id FROM api_keys_v1_tracking WHERE application_name = 'Accounts'").fetchone()
     assert tracked[0] == head
+
+
+def test_a_page_commits_together_and_a_failure_in_it_writes_nothing(container):
+    import pytest
+
+    for i in range(4):
+        registration.register(container.accounts, email=f"page{i}@example.com", password=PASSWORD, name=None)
+    worker = container.projections["api_keys_v1"]
+    original = worker.process_event
+    seen: list[int] = []
+
+    def failing_on_third(event, tracking):
+        seen.append(tracking.notification_id)
+        if len(seen) == 3:
+            raise RuntimeError("view write failed")
+        original(event, tracking)
+
+    worker.process_event = failing_on_third
+    with pytest.raises(RuntimeError):
+        worker.catch_up()
+    assert worker.position == 0 and _count(container, "api_keys_v1") == 0  # the first two were not kept
+    worker.process_event = original
+    worker.catch_up()
+    assert _count(container, "api_keys_v1") == 4
+    assert worker.position == container.accounts.recorder.max_notification_id()
