@@ -13,8 +13,9 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
-from application.errors import ConflictError
+from application.errors import ConflictError, FieldError, NotFoundError
 from application.group_commit import GroupCommitter
+from domain import ids
 
 A = TypeVar("A", bound=Aggregate)
 
@@ -85,6 +86,18 @@ class BoundaryApplication(Application[UUID]):
                 continue
             return aggregate
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def find_owned(self, cls: type[A], prefix: str, public_id: str, tenant_id: str, *, loc: str, noun: str) -> A:
+        """The tenant's aggregate named by a public id; other tenants' ids are as unknown as
+        made-up ones (404), and a malformed id is a 422 at ``["path", loc]``."""
+        try:
+            aggregate_id = ids.from_public(prefix, public_id)
+        except ids.MalformedIdError as exc:
+            raise FieldError(["path", loc], str(exc), code="invalid_id", value=public_id) from exc
+        aggregate = self.find(cls, aggregate_id)
+        if aggregate is None or getattr(aggregate, "tenant_id", None) != tenant_id:
+            raise NotFoundError(f"no {noun.replace('_', ' ')} {public_id}", code=f"{noun}_not_found")
+        return aggregate
 
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:

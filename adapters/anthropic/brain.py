@@ -5,14 +5,12 @@ tools ``end_call`` and ``press_keys``; the session keeps a history the API accep
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import anthropic
 import structlog
 
-from adapters.anthropic.client import DEFAULT_MODEL, calling_model
+from adapters.anthropic.client import ModelAdapter, calling_model
 from adapters.anthropic.prompts import CALL_ANSWERED, SILENCE, agent_system_prompt
 from application.calling.ports import AgentTurn, CallBrief
 
@@ -125,15 +123,9 @@ class AnthropicSession:
         return turn, content, owed
 
 
-class AnthropicBrain:
+class AnthropicBrain(ModelAdapter):
     name = "anthropic"
-
-    def __init__(self, client: anthropic.Anthropic, *, model: str = DEFAULT_MODEL,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, clock: Callable[[], datetime] | None = None) -> None:
-        self._client = client
-        self.model = model
-        self._max_tokens = max_tokens
-        self._clock = clock
+    default_max_tokens = DEFAULT_MAX_TOKENS
 
     def open(self, brief: CallBrief) -> AnthropicSession:
         today = self._clock() if self._clock is not None else None

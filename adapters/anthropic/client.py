@@ -5,8 +5,9 @@ The API key goes to the SDK client and nowhere else: never into a log line, an e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 
 import anthropic
 import structlog
@@ -45,3 +46,17 @@ def calling_model(operation: str, model: str) -> Iterator[None]:
     except anthropic.APIError as exc:  # connection errors, timeouts, unreadable responses
         log.warning("anthropic.failed", operation=operation, model=model, error_type=type(exc).__name__)
         raise AgentUnavailableError(f"the language model could not be reached ({type(exc).__name__})") from exc
+
+
+class ModelAdapter:
+    """What the agent brain and the extractor share: a client, a model, a token budget and an
+    optional clock (for today's date in prompts)."""
+
+    default_max_tokens = 1024
+
+    def __init__(self, client: anthropic.Anthropic, *, model: str = DEFAULT_MODEL, max_tokens: int | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self._client = client
+        self.model = model
+        self._max_tokens = max_tokens or self.default_max_tokens
+        self._clock = clock

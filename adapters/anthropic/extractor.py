@@ -6,14 +6,11 @@ It never validates: the runner re-validates and retries once with the problems f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-import anthropic
 import structlog
 
-from adapters.anthropic.client import DEFAULT_MODEL, calling_model
+from adapters.anthropic.client import ModelAdapter, calling_model
 from adapters.anthropic.prompts import EXTRACTOR_SYSTEM, extraction_prompt
 from application.calling.ports import CallBrief, Extraction
 from domain.calls.outcome_schema import CompiledSchema
@@ -48,15 +45,9 @@ def clamp_confidence(value: Any) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-class AnthropicExtractor:
+class AnthropicExtractor(ModelAdapter):
     name = "anthropic"
-
-    def __init__(self, client: anthropic.Anthropic, *, model: str = DEFAULT_MODEL,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, clock: Callable[[], datetime] | None = None) -> None:
-        self._client = client
-        self.model = model
-        self._max_tokens = max_tokens
-        self._clock = clock
+    default_max_tokens = DEFAULT_MAX_TOKENS
 
     def extract(self, brief: CallBrief, transcript: str, *, problems: list[str] | None = None) -> Extraction:
         today = self._clock() if self._clock is not None else None

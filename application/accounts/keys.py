@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from application.accounts.app import Accounts
-from application.errors import ConflictError, FieldError, NotFoundError, PermissionDeniedError
+from application.errors import ConflictError, FieldError, PermissionDeniedError
 from application.principal import Principal
 from domain import ids
 from domain.accounts import api_key as key_rules
@@ -98,14 +98,7 @@ def issue_key(
 
 def owned_key(accounts: Accounts, principal: Principal, key_id: str) -> ApiKey:
     """The tenant's key, or ``NotFoundError`` (other tenants' keys do not exist for you)."""
-    try:
-        aggregate_id = ids.from_public(ids.API_KEY, key_id)
-    except ids.MalformedIdError as exc:
-        raise FieldError(["path", "key_id"], str(exc), code="invalid_id", value=key_id) from exc
-    key = accounts.find(ApiKey, aggregate_id)
-    if key is None or key.tenant_id != principal.tenant_id:
-        raise NotFoundError(f"no API key {key_id}", code="api_key_not_found")
-    return key
+    return accounts.find_owned(ApiKey, ids.API_KEY, key_id, principal.tenant_id, loc="key_id", noun="api_key")
 
 
 def rotate_key(accounts: Accounts, principal: Principal, key_id: str) -> tuple[IssuedKey, ApiKey]:

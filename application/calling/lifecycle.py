@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from application.calling.app import Calling
-from application.errors import ConflictError, FieldError, NotFoundError
+from application.errors import ConflictError
 from application.principal import Principal
 from domain import ids
 from domain.calls.call import Call
@@ -17,14 +17,7 @@ WATCHDOG_GRACE = timedelta(seconds=60)
 
 def owned_call(calling: Calling, principal: Principal, call_id: str) -> Call:
     """The tenant's call; unknown and other tenants' ids give the same 404."""
-    try:
-        aggregate_id = ids.from_public(ids.CALL, call_id)
-    except ids.MalformedIdError as exc:
-        raise FieldError(["path", "call_id"], str(exc), code="invalid_id", value=call_id) from exc
-    call = calling.find(Call, aggregate_id)
-    if call is None or call.tenant_id != principal.tenant_id:
-        raise NotFoundError(f"no call {call_id}", code="call_not_found")
-    return call
+    return calling.find_owned(Call, ids.CALL, call_id, principal.tenant_id, loc="call_id", noun="call")
 
 
 def cancel_call(calling: Calling, principal: Principal, call_id: str) -> Call:

@@ -4,15 +4,12 @@ logout, e-mail verification and password reset, seen over HTTP."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from litestar.testing import TestClient
 
 from adapters.email.outbox import MemoryEmailSender
-from entrypoints.bootstrap import Container
 from tests.conftest import PASSWORD, signup
 from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 

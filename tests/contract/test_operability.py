@@ -4,7 +4,6 @@ Prometheus metrics, and the ``X-Request-Id`` every answer carries (ARCHITECTURE.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,7 +11,6 @@ from urllib.parse import urlsplit
 import pytest
 from litestar.testing import TestClient
 
-from entrypoints.bootstrap import Container
 from tests.conftest import Account, signup
 from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
