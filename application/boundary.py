@@ -18,6 +18,7 @@ from application.group_commit import GroupCommitter
 from domain import ids
 
 A = TypeVar("A", bound=Aggregate)
+T = TypeVar("T")
 
 
 class BoundaryApplication(Application[UUID]):
@@ -66,26 +67,33 @@ class BoundaryApplication(Application[UUID]):
         self.known_head = max(self.known_head, head)
         return head
 
-    def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A], object], attempts: int = 30) -> A:
-        """Load, change and save one aggregate, retrying when a concurrent writer won the race.
+    def retry_on_conflict(self, attempt: Callable[[], T], attempts: int = 30) -> T:
+        """Run ``attempt`` (load, change, commit) again while a concurrent writer wins the race.
 
-        For facts that must be recorded whatever else happened meanwhile (a login, a use of a
-        rotated key), not for decisions that depend on the state they read.
+        For changes that must land whatever else happened meanwhile (a login, a use of a rotated
+        key, a suppression), not for decisions that depend on the state they read.
         """
-        for attempt in range(attempts):
+        for number in range(attempts):
+            try:
+                return attempt()
+            except ConflictError:
+                if number == attempts - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (number + 1)))  # noqa: S311 - jitter only
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A], object], attempts: int = 30) -> A:
+        """Load, change and save one aggregate, retrying when a concurrent writer won the race."""
+
+        def attempt() -> A:
             aggregate = self.find(cls, aggregate_id)
             if aggregate is None:
                 raise ConflictError("the record disappeared", code="conflict")
             change(aggregate)
-            try:
-                self.commit(aggregate)
-            except ConflictError:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311 - jitter only
-                continue
+            self.commit(aggregate)
             return aggregate
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        return self.retry_on_conflict(attempt, attempts)
 
     def find_owned(self, cls: type[A], prefix: str, public_id: str, tenant_id: str, *, loc: str, noun: str) -> A:
         """The tenant's aggregate named by a public id; other tenants' ids are as unknown as

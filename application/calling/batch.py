@@ -9,6 +9,7 @@ from typing import Any
 
 from application.calling.app import Calling
 from application.calling.create import CallRequest, build_call, check_destination, check_shared
+from application.calling.suppressions import index_of
 from application.errors import ValidationFailedError
 from application.principal import Principal
 from domain.calls.call import Call
@@ -42,13 +43,14 @@ def _rejected(to: str, code: str, message: str) -> dict[str, Any]:
 def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, items: list[BatchItem],
                   now: datetime) -> BatchResult:
     schema = check_shared(shared)
+    suppressions = index_of(calling, principal.tenant_id)  # one read for every item
     calls: list[Call] = []
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index, item in enumerate(items):
         try:
-            destination = check_destination(calling, principal, item.to, shared.consent_type or "", now,
-                                             ["body", "items", index])
+            destination = check_destination(suppressions, item.to, shared.consent_type or "", now,
+                                            ["body", "items", index])
         except ValidationFailedError as exc:
             _, message, code, _ = exc.problems[0]
             results.append(_rejected(item.to, code, message))

@@ -11,12 +11,13 @@ from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
+from application.calling.suppressions import index_of
 from application.errors import ValidationFailedError
 from application.principal import Principal
 from domain.calls import dialing_rules
 from domain.calls.call import Call, new_call_id
 from domain.calls.outcome_schema import CompiledSchema, compile_schema
-from domain.calls.suppression import SuppressionEntry
+from domain.calls.suppression import SuppressionIndex
 from domain.errors import DialingRuleError, OutcomeSchemaError
 
 LIVE = "live"
@@ -69,11 +70,10 @@ def _consent(request: CallRequest, loc: list[str | int]) -> None:
         raise _refuse([*loc, "consent_type"], exc, request.consent_type) from exc
 
 
-def _reachable(calling: Calling, principal: Principal, destination: dialing_rules.Destination, raw: str,
+def _reachable(suppressions: SuppressionIndex | None, destination: dialing_rules.Destination, raw: str,
                consent_type: str, now: datetime, loc: list[str | int]) -> None:
     """Suppression, then call hours in the callee's local time."""
-    entry = calling.find(SuppressionEntry, SuppressionEntry.create_id(principal.tenant_id, destination.e164))
-    if entry is not None and entry.is_active(now):
+    if suppressions is not None and suppressions.is_suppressed(destination.e164, now):
         raise ValidationFailedError([([*loc, "to"], "this number is on the suppression list", "suppressed", raw)])
     try:
         dialing_rules.check_call_hours(destination, consent_type, now)
@@ -106,11 +106,11 @@ def check_shared(request: CallRequest) -> CompiledSchema:
     return schema
 
 
-def check_destination(calling: Calling, principal: Principal, raw: str, consent_type: str, now: datetime,
+def check_destination(suppressions: SuppressionIndex | None, raw: str, consent_type: str, now: datetime,
                       loc: list[str | int]) -> dialing_rules.Destination:
     """One batch item's rules: E.164, suppression and call hours."""
     destination = _parse(raw, loc)
-    _reachable(calling, principal, destination, raw, consent_type, now, loc)
+    _reachable(suppressions, destination, raw, consent_type, now, loc)
     return destination
 
 
@@ -146,6 +146,6 @@ def prepare_call(calling: Calling, principal: Principal, request: CallRequest, n
     schema = _compile(request, loc)
     destination = _parse(request.to, loc)
     _consent(request, loc)
-    _reachable(calling, principal, destination, request.to, request.consent_type or "", now, loc)
+    _reachable(index_of(calling, principal.tenant_id), destination, request.to, request.consent_type or "", now, loc)
     _caller(request, loc)
     return build_call(calling, principal, request, schema, destination, now)

@@ -48,3 +48,24 @@ def test_concurrent_logins_of_one_user_all_succeed(container):
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert list(pool.map(login, range(12))) == [86400] * 12
+
+
+def test_concurrent_suppressions_of_one_tenant_all_reach_its_index(container):
+    from application.calling import suppressions
+    from application.principal import API_KEY, Principal
+
+    principal = Principal(kind=API_KEY, tenant_id="ten_" + "c" * 32, user_id="usr_" + "c" * 32,
+                          verification_status="approved", tier="standard", key_id="key_c")
+    numbers = [f"+44207183{i:04d}" for i in range(1000, 1024)]
+
+    def add(number: str) -> str:
+        return suppressions.add(container.calling, principal, e164=number, reason="asked", expires_at=None).e164
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        added = list(pool.map(add, numbers))
+    index = suppressions.index_of(container.calling, principal.tenant_id)
+    assert sorted(added) == sorted(numbers)
+    assert index is not None and all(index.is_suppressed(n, container.clock()) for n in numbers)
+    suppressions.remove(container.calling, principal, e164=numbers[0])
+    index = suppressions.index_of(container.calling, principal.tenant_id)
+    assert not index.is_suppressed(numbers[0], container.clock()) and index.is_suppressed(numbers[1], container.clock())
