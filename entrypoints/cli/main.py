@@ -55,7 +55,8 @@ def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = Non
     os.environ["CALLWRIGHT_DATA_DIR"] = str(settings.data_dir.resolve())
     os.environ["CALLWRIGHT_HOST"] = settings.host
     os.environ["CALLWRIGHT_PORT"] = str(settings.port)
-    log.info("serve.starting", host=settings.host, port=settings.port, data_dir=str(settings.data_dir.resolve()),
+    log.info("serve.starting", url=f"http://{settings.host}:{settings.port}",
+             docs=f"http://{settings.host}:{settings.port}/schema", data_dir=str(settings.data_dir.resolve()),
              embedded_database=settings.database_url is None)
     Granian(
         "entrypoints.http.app:create_app_from_env",

@@ -138,3 +138,67 @@ def test_replay_rebuilds_equal_aggregates_on_popo(memory_container: Container, o
 @hypothesis_settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_replay_rebuilds_equal_aggregates_on_postgres(container: Container, ops: list[str]):
     _replays_equal(container.accounts, ops)
+
+
+CALL_OPERATIONS = st.lists(
+    st.sampled_from(["start", "answer_human", "answer_machine", "turn_agent", "turn_callee", "end", "outcome",
+                     "complete", "fail", "tick"]),
+    max_size=14,
+)
+
+
+def _call_life(ops: list[str], clock: FakeClock):
+    from decimal import Decimal
+
+    from domain.calls.call import AGENT, CALLEE, Call, CallStateError, new_call_id
+
+    call = Call(tenant_id=ids.to_public(ids.TENANT, uuid.uuid4()), call_id=new_call_id(), direction="outbound",
+                mode="simulated", to="+442071838750", from_number="+15005550006", objective="Confirm",
+                outcome_schema={"ok": {"type": "boolean", "optional": False}}, consent_type="prior_express",
+                consent_record_id=None, voice_id=None, voice_engine="alpha_25", language="en-US",
+                metadata={"crm": {"id": 7}}, variables={"name": "Ada"}, simulation={"facts": {"ok": True}},
+                created_by="key_x", max_duration_seconds=600, at=clock())
+    for op in ops:
+        now = clock()
+        try:
+            if op == "start":
+                call.start(now)
+            elif op == "answer_human":
+                call.answer("human", now)
+            elif op == "answer_machine":
+                call.answer("machine_start", now)
+            elif op == "turn_agent":
+                call.record_turn(AGENT, "Is it still on?", now)
+            elif op == "turn_callee":
+                call.record_turn(CALLEE, "Yes.", now)
+            elif op == "end":
+                call.end(12, now)
+            elif op == "outcome":
+                call.record_outcome({"ok": True}, 0.9, {"input_tokens": 10}, now)
+            elif op == "complete":
+                call.complete(Decimal("0.0100"), Decimal("0.0020"), now)
+            elif op == "fail":
+                call.fail("cancelled", "cancelled by test", now)
+            elif op == "tick":
+                clock.advance(timedelta(seconds=3, microseconds=7))
+        except CallStateError:
+            pass
+    return call
+
+
+@given(ops=CALL_OPERATIONS)
+@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_replay_rebuilds_equal_calls_on_popo(memory_container: Container, ops: list[str]):
+    calling = memory_container.calling
+    call = _call_life(ops, FakeClock())
+    calling.save(call)
+    assert stored(calling, call) == state(call)
+    assert all(event.tenant_id == call.tenant_id for event in calling.events.get(call.id))
+
+
+@given(ops=CALL_OPERATIONS)
+@hypothesis_settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_replay_rebuilds_equal_calls_on_postgres(container: Container, ops: list[str]):
+    call = _call_life(ops, FakeClock())
+    container.calling.save(call)
+    assert stored(container.calling, call) == state(call)
