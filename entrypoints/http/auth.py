@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
 
@@ -21,6 +20,7 @@ from application.principal import Principal
 from domain.accounts import api_key as key_rules
 from domain.accounts.tenant import APPROVED
 from entrypoints.bootstrap import Container
+from entrypoints.http.blocking import run_blocking
 from entrypoints.http.errors import STATUS, error_bytes
 
 KEY_ONLY = "key"
@@ -65,7 +65,7 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         try:
-            principal, decision = await anyio.to_thread.run_sync(
+            principal, decision = await run_blocking(
                 self._authenticate, bearer_token(scope), policy, scope.get("method", "GET"), scope.get("path", "")
             )
         except ApplicationError as exc:
@@ -150,4 +150,4 @@ def requires_scope(scope_name: str) -> Any:
 
 async def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     container: Container = connection.app.state.container
-    await anyio.to_thread.run_sync(require_admin, container.accounts, principal_of(connection))
+    await run_blocking(require_admin, container.accounts, principal_of(connection))

@@ -23,6 +23,7 @@ from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.idempotency import body_fingerprint, is_valid_key
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
+from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.serializers import call_record
@@ -77,10 +78,10 @@ class CallsController(Controller):
     tags = ["calls"]
     dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
 
-    @post("", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=201,
+    @post("", guards=[requires_scope(CALLS_CREATE)], status_code=201,
           summary="Create a call; it is queued and runs asynchronously")
-    def create(self, data: CallCreateRequest, container: Container, principal: Principal,
-               idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
+    async def create(self, data: CallCreateRequest, container: Container, principal: Principal,
+                     idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
         calling = container.calling
         request = _request(data)
 
@@ -88,8 +89,10 @@ class CallsController(Controller):
             call = prepare_call(calling, principal, request, calling.ports.clock())
             return [call], 201, {"call_id": call.call_id, "status": call.status}
 
-        return _answer(run_once(calling, principal, endpoint="POST /v1/calls", key=_key(idempotency_key),
-                                fingerprint=body_fingerprint(data.model_dump(mode="json")), produce=produce))
+        return _answer(await run_blocking(
+            run_once, calling, principal, endpoint="POST /v1/calls", key=_key(idempotency_key),
+            fingerprint=body_fingerprint(data.model_dump(mode="json")), produce=produce,
+        ))
 
     @post("/batch", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=207,
           summary="Create up to 200 calls; each item is accepted or rejected with a reason")

@@ -1,0 +1,22 @@
+"""Running the synchronous core (eventsourcing, psycopg) from async handlers.
+
+A plain thread pool through ``loop.run_in_executor``: on the hot paths (authentication, call
+creation) anyio's task-group machinery cost more than the work handed to the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="core")
+
+
+async def run_blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    call = functools.partial(fn, *args, **kwargs) if kwargs else (lambda: fn(*args))
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, call)
