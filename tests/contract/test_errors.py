@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -381,7 +382,9 @@ def test_a_rotated_key_used_on_a_path_with_a_nul_does_not_stop_the_audit_trail(c
 
 # hypothesis: arbitrary JSON values in the known field names, at every body-taking route
 
-FIELD_NAMES = ["email", "password", "name", "token", "scopes", "number_ids", "limit", "cursor"]
+FIELD_NAMES = ["email", "password", "name", "token", "scopes", "number_ids", "limit", "cursor", "to", "objective",
+               "outcome_schema", "consent_type", "mode", "simulation", "items", "metadata", "variables", "e164",
+               "expires_at", "voice_engine", "language", "from_number"]
 weird_text = st.text(
     alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None), max_size=40
 ) | st.sampled_from(["\x00", "\ud800", "\udfff", "a@b.co", "x" * 3000, "sk_live_" + KEY_SUFFIX, "eyJ.eyJ.x"])
@@ -410,3 +413,29 @@ def test_arbitrary_json_bodies_never_cause_a_500(client, callers, body, route, w
     response = client.request(method, path, content=_to_json_text(body), headers={**headers, "Content-Type": "application/json"})
 
     _assert_never_500([(f"{method} {path} {body!r:.200}", response)])
+
+
+VALID_CALL = {
+    "to": "+442071838750", "objective": "Confirm", "consent_type": "prior_express", "mode": "simulated",
+    "outcome_schema": {"ok": {"type": "boolean"}, "when": {"type": "enum", "values": ["am", "pm"]}},
+    "simulation": {"facts": {"ok": True}, "answered_by": "human"}, "metadata": {"a": 1}, "variables": {"name": "Ada"},
+}
+schema_fields = st.dictionaries(weird_text, st.dictionaries(st.sampled_from(["type", "optional", "description", "values"])
+                                                            | weird_text, json_value, max_size=4) | json_value, max_size=4)
+
+
+@hypothesis_settings(max_examples=int(os.environ.get("CALLWRIGHT_FUZZ_EXAMPLES", "60")), deadline=None, database=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(sorted(VALID_CALL) + ["items", "voice_engine", "language", "from_number", "voice_id"]),
+       value=json_value | schema_fields, batch=st.booleans())
+def test_a_call_request_with_any_one_field_gone_wrong_never_causes_a_500(client, callers, field, value, batch):
+    """SPEC.md Errors: a bad call request is a 422 (or a 207 with rejected items), never a 500."""
+    body: dict[str, Any] = {**VALID_CALL, field: value}
+    path = "/v1/calls"
+    if batch:
+        body = {k: v for k, v in body.items() if k not in ("to",)}
+        body.setdefault("items", [{"to": VALID_CALL["to"]}])
+        path = "/v1/calls/batch"
+    response = client.post(path, content=_to_json_text(body), headers={**callers.key, "Content-Type": "application/json"})
+
+    _assert_never_500([(f"POST {path} {field}={value!r:.200}", response)])
