@@ -236,6 +236,29 @@ def report(results: dict[str, Any]) -> None:
               "client's, not the server's, and the ratio is overstated")
 
 
+def bench_env(data_dir: Path, app_port: int) -> dict[str, str]:
+    """A benchmarked server's environment: nothing inherited from CALLWRIGHT_*, quiet logs, and a
+    rate-limit tier so high that the limiter is exercised but never hit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLWRIGHT_")}
+    env.update(CALLWRIGHT_HOST=HOST, CALLWRIGHT_PORT=str(app_port), CALLWRIGHT_DATA_DIR=str(data_dir),
+               CALLWRIGHT_LOG_LEVEL="warning", CALLWRIGHT_RATE_LIMIT_TIERS='{"standard": 1000000}')
+    return env
+
+
+def start_pair(workdir: Path, env: dict[str, str], app_port: int, bare_port: int,
+               servers: list[Server]) -> tuple[Server, Server, str]:
+    """``callwright serve`` and the bare ceiling app, both ready, plus an approved key. Each server
+    is appended to ``servers`` as soon as it starts, so the caller's cleanup stops it."""
+    app = Server("callwright serve", [str(CALLWRIGHT), "serve"], env, app_port, workdir / "serve.log")
+    servers.append(app)
+    bare = Server("bare app", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
+                               "--port", str(bare_port)], env, bare_port, workdir / "bare.log")
+    servers.append(bare)
+    app.wait_ready("/healthz")
+    bare.wait_ready("/bare")
+    return app, bare, approved_key(app_port, env)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=16)
@@ -249,19 +272,10 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-"))
     data_dir, app_port, bare_port = workdir / "var", free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLWRIGHT_")}
-    env.update(CALLWRIGHT_HOST=HOST, CALLWRIGHT_PORT=str(app_port), CALLWRIGHT_DATA_DIR=str(data_dir),
-               CALLWRIGHT_LOG_LEVEL="warning", CALLWRIGHT_RATE_LIMIT_TIERS='{"standard": 1000000}')
+    env = bench_env(data_dir, app_port)
     servers: list[Server] = []
     try:
-        app = Server("callwright serve", [str(CALLWRIGHT), "serve"], env, app_port, workdir / "serve.log")
-        servers.append(app)
-        bare = Server("bare app", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
-                                   "--port", str(bare_port)], env, bare_port, workdir / "bare.log")
-        servers.append(bare)
-        app.wait_ready("/healthz")
-        bare.wait_ready("/bare")
-        key = approved_key(app_port, env)
+        app, bare, key = start_pair(workdir, env, app_port, bare_port, servers)
 
         ceiling = measure("bare Litestar GET /bare", bare_port, "/bare", key, args, bare.processes, list)
         measured = measure("GET /v1/audit-events", app_port, "/v1/audit-events", key, args, app.processes,

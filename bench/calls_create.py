@@ -49,16 +49,16 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
 from audit_events_throughput import (  # noqa: E402 - the shared process and CPU helpers
-    CALLWRIGHT,
     CLIENT_BOUND,
     HOST,
     Server,
     Window,
-    approved_key,
+    bench_env,
     cpu_seconds,
     cpu_used,
     free_port,
     postgres_processes,
+    start_pair,
 )
 
 from domain.calls import dialing_rules  # noqa: E402
@@ -612,22 +612,13 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-"))
     data_dir, app_port, bare_port = workdir / "var", free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLWRIGHT_")}
-    env.update(CALLWRIGHT_HOST=HOST, CALLWRIGHT_PORT=str(app_port), CALLWRIGHT_DATA_DIR=str(data_dir),
-               CALLWRIGHT_LOG_LEVEL="warning", CALLWRIGHT_RATE_LIMIT_TIERS='{"standard": 1000000}')
+    env = bench_env(data_dir, app_port)
     servers: list[Server] = []
     shutdown: dict[str, Any] = {}
     sampler: LagSampler | None = None
     profiles: dict[str, Any] = {}
     try:
-        app = Server("callwright serve", [str(CALLWRIGHT), "serve"], env, app_port, workdir / "serve.log")
-        servers.append(app)
-        bare = Server("bare app", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
-                                   "--port", str(bare_port)], env, bare_port, workdir / "bare.log")
-        servers.append(bare)
-        app.wait_ready("/healthz")
-        bare.wait_ready("/bare")
-        key = approved_key(app_port, env)
+        app, bare, key = start_pair(workdir, env, app_port, bare_port, servers)
         conninfo = embedded_conninfo(data_dir)
         database = lambda: postgres_processes(data_dir)  # noqa: E731
         with psycopg.connect(conninfo, autocommit=True) as conn:
