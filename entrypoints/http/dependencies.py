@@ -10,6 +10,7 @@ from litestar.datastructures import State
 from application.principal import Principal
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import principal_of
+from entrypoints.http.blocking import run_blocking
 
 
 def provide_container(state: State) -> Container:
@@ -22,3 +23,9 @@ def provide_principal(request: Request[Any, Any, Any]) -> Principal:
 
 def client_ip(request: Request[Any, Any, Any]) -> str:
     return request.client.host if request.client else "unknown"
+
+
+async def views_caught_up(container: Container) -> None:
+    """Read-your-writes before reading a view: wait (bounded) only when one is behind."""
+    if not container.views_current():
+        await run_blocking(container.wait_for_views)

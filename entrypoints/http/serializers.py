@@ -7,7 +7,7 @@ from typing import Any
 
 from domain.calls.call import Call
 from domain.calls.pricing import CENT_FRACTION
-from entrypoints.http.timefmt import iso
+from domain.timestamps import iso
 
 
 def money(amount: Decimal) -> str:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-
-def _iso(value: datetime | None) -> str | None:
-    # The session time zone decides how timestamptz comes back; the wire is always UTC.
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if value is not None else None
+from domain.timestamps import iso
 
 
 def _status(row: dict[str, Any], now: datetime) -> str:
@@ -36,12 +33,12 @@ async def list_api_keys(pool: AsyncConnectionPool, *, tenant_id: str, now: datet
             "scopes": row["scopes"],
             "number_ids": row["number_ids"],
             "status": _status(row, now),
-            "created_at": _iso(row["created_at"]),
-            "expires_at": _iso(row["expires_at"]),
-            "revoked_at": _iso(row["revoked_at"]),
+            "created_at": iso(row["created_at"]),
+            "expires_at": iso(row["expires_at"]),
+            "revoked_at": iso(row["revoked_at"]),
             "rotated_to": row["rotated_to"],
             "rotated_from": row["rotated_from"],
-            "last_used_during_grace_at": _iso(row["last_used_during_grace_at"]),
+            "last_used_during_grace_at": iso(row["last_used_during_grace_at"]),
         }
         for row in rows
     ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timezone
 from collections.abc import Callable
 from typing import Any
 
@@ -14,14 +13,11 @@ from domain import ids
 from domain.accounts.api_key import ApiKey
 from domain.accounts.tenant import Tenant
 from domain.accounts.user import User
+from domain.timestamps import iso
 from projections.audit_events.view import AuditEventsView
 from projections.view import pg_text
 
 Row = tuple[str, str, str, dict[str, Any]]  # type, actor, subject, data
-
-
-def _iso(value: Any) -> str:
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _key_id(event: Any) -> str:
@@ -36,7 +32,7 @@ def _issued(e: ApiKey.Issued) -> Row:
 
 
 def _rotated(e: Any) -> Row:
-    return "api_key.rotated", e.by, _key_id(e), {"successor_key_id": e.successor_key_id, "expires_at": _iso(e.expires_at)}
+    return "api_key.rotated", e.by, _key_id(e), {"successor_key_id": e.successor_key_id, "expires_at": iso(e.expires_at)}
 
 
 def _rotated_used(e: Any) -> Row:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+
+from domain.timestamps import iso
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +49,7 @@ async def list_audit_events(
             "type": row["type"],
             "actor": row["actor"],
             "subject": row["subject"],
-            "occurred_at": _iso(row["occurred_at"]),
+            "occurred_at": iso(row["occurred_at"]),
             "data": row["data"],
         }
         for row in rows
@@ -57,6 +58,3 @@ async def list_audit_events(
     return AuditPage(items=items, next_cursor=next_cursor)
 
 
-def _iso(value: datetime) -> str:
-    # The session time zone decides how timestamptz comes back; the wire is always UTC.
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")

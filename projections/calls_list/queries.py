@@ -14,6 +14,8 @@ from typing import Any
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from domain.timestamps import iso
+
 MAX_LIMIT = 200  # SPEC.md Limits: a server cap of 200 rows per page
 EXPORT_BATCH = 1000
 
@@ -185,7 +187,7 @@ def _item(row: dict[str, Any]) -> dict[str, Any]:
         "cost_total": _decimal(row["cost_total"]),
         "error_code": row["error_code"],
         "recording_url": row["recording_url"],
-        "created_at": _iso(row["created_at"]),
+        "created_at": iso(row["created_at"]),
         "mode": row["mode"],
         "direction": row["direction"],
         "voice_engine": row["voice_engine"],
@@ -210,13 +212,10 @@ async def export_rows(
         await cur.execute(query, params)
         while rows := await cur.fetchmany(EXPORT_BATCH):
             for row in rows:
-                yield (row[0], _iso(row[1]), *row[2:8], _decimal(row[8]), row[9], row[10])
+                yield (row[0], iso(row[1]), *row[2:8], _decimal(row[8]), row[9], row[10])
 
 
 def _decimal(value: Decimal | None) -> str | None:
     return format(value, "f") if value is not None else None
 
 
-def _iso(value: datetime) -> str:
-    # The session time zone decides how timestamptz comes back; the wire is always UTC.
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-
-def _iso(value: datetime | None) -> str | None:
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if value is not None else None
+from domain.timestamps import iso
 
 
 async def list_suppressions(pool: AsyncConnectionPool, *, tenant_id: str, now: datetime,
@@ -27,11 +25,11 @@ async def list_suppressions(pool: AsyncConnectionPool, *, tenant_id: str, now: d
         {
             "e164": row["e164"],
             "reason": row["reason"],
-            "expires_at": _iso(row["expires_at"]),
+            "expires_at": iso(row["expires_at"]),
             "added_by": row["added_by"],
-            "added_at": _iso(row["added_at"]),
+            "added_at": iso(row["added_at"]),
             "removed_by": row["removed_by"],
-            "removed_at": _iso(row["removed_at"]),
+            "removed_at": iso(row["removed_at"]),
             "active": row["removed_at"] is None and (row["expires_at"] is None or row["expires_at"] > now),
         }
         for row in rows

@@ -12,7 +12,7 @@ from entrypoints.bootstrap import Container
 from entrypoints.http.auth import admin_only
 from entrypoints.http.dependencies import provide_principal
 from entrypoints.http.schemas.accounts import AdminUserResponse
-from entrypoints.http.timefmt import iso
+from domain.timestamps import iso
 
 
 def _user(view: administration.UserView) -> AdminUserResponse:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from litestar import Controller, delete, get, post
 from litestar.di import Provide
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
@@ -12,7 +11,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from application.accounts import keys
 from application.principal import Principal
 from entrypoints.bootstrap import Container
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.api_keys import (
     ApiKeyCreateRequest,
     ApiKeyList,
@@ -21,7 +20,7 @@ from entrypoints.http.schemas.api_keys import (
     RevokeResponse,
     RotateResponse,
 )
-from entrypoints.http.timefmt import iso
+from domain.timestamps import iso
 from projections.api_keys.queries import list_api_keys
 
 PATHS = ["/auth/api-keys", "/auth/api_keys"]
@@ -61,8 +60,7 @@ class ApiKeysController(Controller):
 
     @get(PATHS, summary="List keys (prefix and metadata only)")
     async def list_keys(self, container: Container, principal: Principal) -> ApiKeyList:
-        if not container.views_current():
-            await anyio.to_thread.run_sync(container.wait_for_views)
+        await views_caught_up(container)
         rows = await list_api_keys(container.read_pool, tenant_id=principal.tenant_id, now=container.clock())
         return ApiKeyList(items=[ApiKeyListItem(**row) for row in rows])
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
 import msgspec
 from litestar import Controller, get
 from litestar.di import Provide
@@ -15,7 +14,7 @@ from application.principal import Principal
 from domain.accounts.scopes import AUDIT_READ
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_principal, views_caught_up
 from projections.audit_events.queries import list_audit_events
 
 
@@ -44,7 +43,6 @@ class AuditController(Controller):
             if not (cursor.isascii() and cursor.isdigit()) or int(cursor) >= 2**63:
                 raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
             before = int(cursor)
-        if not container.views_current():
-            await anyio.to_thread.run_sync(container.wait_for_views)
+        await views_caught_up(container)
         page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before, event_type=type)
         return AuditEventList(items=page.items, next_cursor=page.next_cursor)

@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-import anyio.to_thread
-
 from litestar import Controller, Response, get, post
-from litestar.response import Stream
 from litestar.di import Provide
 from litestar.params import Parameter
+from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from application.calling import batch as batch_use_case
@@ -24,7 +22,7 @@ from domain.calls.idempotency import body_fingerprint, is_valid_key
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.serializers import call_record
 from projections.calls_list.csv_export import csv_lines_async
@@ -137,8 +135,7 @@ class CallsController(Controller):
             end=_aware(end, "end"), to_prefix=to_prefix, has_outcome=has_outcome, min_confidence=min_confidence,
             max_confidence=max_confidence, sort=sort,
         )
-        if not container.views_current():
-            await anyio.to_thread.run_sync(container.wait_for_views)
+        await views_caught_up(container)
         page = await list_calls(container.read_pool, tenant_id=principal.tenant_id, filters=filters,
                                 limit=min(limit, MAX_LIMIT), offset=offset)
         return {"data": page.items, "total": page.total, "limit": page.limit, "offset": page.offset}
@@ -152,8 +149,7 @@ class CallsController(Controller):
         status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
         limit: Annotated[int, Parameter(ge=1, le=1_000_000)] = 10_000,
     ) -> Stream:
-        if not container.views_current():
-            await anyio.to_thread.run_sync(container.wait_for_views)
+        await views_caught_up(container)
         rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit)
         return Stream(csv_lines_async(rows), media_type="text/csv; charset=utf-8",
                       headers={"Content-Disposition": 'attachment; filename="calls.csv"'})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
 from litestar import Controller, delete, get, post
 from litestar.di import Provide
 from litestar.params import Parameter
@@ -15,9 +14,9 @@ from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.calls import SuppressionRequest
-from entrypoints.http.timefmt import iso
+from domain.timestamps import iso
 from projections.suppressions.queries import list_suppressions
 
 
@@ -33,8 +32,7 @@ class SuppressionsController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
     ) -> dict[str, Any]:
-        if not container.views_current():
-            await anyio.to_thread.run_sync(container.wait_for_views)
+        await views_caught_up(container)
         rows = await list_suppressions(container.read_pool, tenant_id=principal.tenant_id, now=container.clock(),
                                        include_removed=include_removed, limit=limit, offset=offset)
         return {"data": rows, "limit": limit, "offset": offset}

@@ -1,4 +1,4 @@
-"""Timestamps on the wire: ISO 8601 in UTC with a ``Z``."""
+"""Timestamps as the API and the read models show them: ISO 8601 in UTC with a ``Z``."""
 
 from __future__ import annotations
 
