@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from litestar.testing import TestClient
 
 from adapters.crypto.passwords import ScryptPasswordHasher
@@ -15,6 +17,7 @@ from adapters.email.outbox import MemoryEmailSender
 from adapters.postgres.database import DatabaseConfig
 from entrypoints.bootstrap import Container, bootstrap, bootstrap_memory
 from entrypoints.http.app import create_app
+from entrypoints.logging import configure
 from entrypoints.settings import Settings
 from tests.fakes.clock import FakeClock
 from tests.postgres import drop_schema, find_server, fresh_schema
@@ -22,6 +25,19 @@ from tests.postgres import drop_schema, find_server, fresh_schema
 # Cheap scrypt for speed; the production cost is exercised in tests/unit/test_passwords.py.
 FAST_HASHER = ScryptPasswordHasher(n=2**10)
 PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def service_log() -> Iterator[io.StringIO]:
+    """The service's own log configuration (JSON lines, from debug up), written to a buffer."""
+    saved = structlog.get_config()
+    buffer = io.StringIO()
+    configure("debug", "json")
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
+    try:
+        yield buffer
+    finally:
+        structlog.configure(**saved)
 
 
 @pytest.fixture(scope="session")

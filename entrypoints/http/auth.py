@@ -21,7 +21,7 @@ from domain.accounts import api_key as key_rules
 from domain.accounts.tenant import APPROVED
 from entrypoints.bootstrap import Container
 from entrypoints.http.blocking import run_blocking
-from entrypoints.http.errors import STATUS, error_bytes
+from entrypoints.http.errors import error_bytes, status_and_headers
 
 KEY_ONLY = "key"
 KEY_OR_SESSION = "key_or_session"
@@ -120,11 +120,9 @@ class AuthMiddleware:
         return principal, decision
 
     async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-        status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
+        status, named = status_and_headers(exc)
         headers = [(b"content-type", b"application/json"), *(extra or [])]
-        if isinstance(exc, RateLimitedError):
-            headers += [(k.lower().encode(), v.encode()) for k, v in exc.headers.items()]
-            headers.append((b"retry-after", str(exc.retry_after).encode()))
+        headers += [(k.lower().encode(), v.encode()) for k, v in named.items()]
         if isinstance(exc, AuthenticationError):
             headers.append((b"www-authenticate", b'Bearer realm="callwright"'))
         body = error_bytes(exc.code, exc.message)

@@ -18,5 +18,4 @@ _EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="core")
 
 
 async def run_blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    call = functools.partial(fn, *args, **kwargs) if kwargs else (lambda: fn(*args))
-    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, call)
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, functools.partial(fn, *args, **kwargs))

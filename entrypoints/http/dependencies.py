@@ -1,4 +1,5 @@
-"""Dependencies shared by controllers: the container, the calling principal, the client address."""
+"""Dependencies shared by controllers: the container, the calling principal, the client address,
+and the read-your-writes wait before a view is read."""
 
 from __future__ import annotations
 

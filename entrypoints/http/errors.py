@@ -112,15 +112,20 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return Response(error_body(code, str(message)), status_code=exc.status_code, headers=exc.headers or None)
 
 
+def status_and_headers(exc: ApplicationError) -> tuple[int, dict[str, str]]:
+    """The status of an application error that is not a 422, and the headers that go with it."""
+    status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
+    if isinstance(exc, RateLimitedError):
+        return status, {**exc.headers, "Retry-After": str(exc.retry_after)}
+    return status, {}
+
+
 def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -> Response[Any]:
     if isinstance(exc, FieldError):
         return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value)])
     if isinstance(exc, ValidationFailedError):
         return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.problems])
-    status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
-    headers: dict[str, str] = {}
-    if isinstance(exc, RateLimitedError):
-        headers = {**exc.headers, "Retry-After": str(exc.retry_after)}
+    status, headers = status_and_headers(exc)
     return Response(error_body(exc.code, exc.message), status_code=status, headers=headers or None)
 
 

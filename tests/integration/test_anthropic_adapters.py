@@ -16,7 +16,6 @@ from typing import Any
 
 import anthropic
 import pytest
-import structlog
 
 from adapters.anthropic.brain import AnthropicBrain, AnthropicSession
 from adapters.anthropic.client import make_client
@@ -31,7 +30,6 @@ from application.principal import Principal
 from domain.calls.call import Call
 from domain.calls.outcome_schema import compile_schema
 from domain.calls.pricing import DEFAULT_PRICES
-from entrypoints.logging import configure
 from tests.fakes.anthropic.fixture import fake_anthropic  # noqa: F401
 from tests.fakes.anthropic.server import FakeAnthropic, Reply, ToolCall
 
@@ -282,19 +280,6 @@ def test_the_client_retries_one_overloaded_answer(fake_anthropic: FakeAnthropic)
     finally:
         patient.close()
     assert len(fake_anthropic.requests) == 2
-
-
-@pytest.fixture
-def service_log() -> Iterator[io.StringIO]:
-    """The service's own log configuration (JSON lines, from debug up), written to a buffer."""
-    saved = structlog.get_config()
-    buffer = io.StringIO()
-    configure("debug", "json")
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
-    try:
-        yield buffer
-    finally:
-        structlog.configure(**saved)
 
 
 def test_the_api_key_is_sent_as_a_header_and_never_logged(fake_anthropic: FakeAnthropic,  # noqa: F811

@@ -6,38 +6,20 @@ of the test schema and every log line are searched for each of them.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import psycopg
-import pytest
-import structlog
 from psycopg import sql
 
-from entrypoints.logging import configure
 from tests.conftest import PASSWORD, approve, signup
 
 NEW_PASSWORD = "a brand new passphrase"
 WRONG_PASSWORD = "not my password at all"
 MAILED_TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$", re.MULTILINE)  # secrets.token_urlsafe(32)
-
-
-@pytest.fixture
-def service_log() -> Iterator[io.StringIO]:
-    """The service's own log configuration (JSON lines, from debug up), written to a buffer."""
-    saved = structlog.get_config()
-    buffer = io.StringIO()
-    configure("debug", "json")
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
-    try:
-        yield buffer
-    finally:
-        structlog.configure(**saved)
 
 
 def dump_schema(conninfo: str, schema: str) -> dict[str, str]:

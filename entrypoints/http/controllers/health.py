@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from litestar import Response, get
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from entrypoints.bootstrap import Container
+from entrypoints.http.blocking import run_blocking
 
 MAX_READY_LAG = 1000
 
@@ -37,7 +37,7 @@ def _readiness(container: Container) -> tuple[bool, dict[str, Any]]:
 
 @get("/readyz", summary="Readiness: database reachable, projections caught up", tags=["operations"])
 async def readyz(container: Container) -> Response[dict[str, Any]]:
-    ready, checks = await anyio.to_thread.run_sync(_readiness, container)
+    ready, checks = await run_blocking(_readiness, container)
     return Response({"status": "ready" if ready else "not_ready", "checks": checks}, status_code=200 if ready else 503)
 
 
