@@ -36,6 +36,8 @@ from projections.api_keys.projection import ApiKeysProjection
 from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
 from projections.audit_events.view import AuditEventsView
+from projections.calls_list.projection import CallsListProjection
+from projections.calls_list.view import CallsListView
 from projections.runner import ProjectionWorker
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
@@ -126,7 +128,7 @@ def _calling_ports(settings: Settings, clock: Clock, agent: tuple[AgentBrain, Ou
         clock=clock,
         brain=brain,
         extractor=extractor,
-        callee=lambda facts, persona: SimulatedCallee(facts, persona),
+        callee=SimulatedCallee,
         prices=DEFAULT_PRICES,
         simulated_from_number=settings.simulated_from_number,
         max_call_seconds=settings.max_call_seconds,
@@ -184,8 +186,8 @@ def _add_followers(container: Container, env: dict[str, str]) -> None:
         (container.accounts, AuditEventsView, AuditEventsProjection),
         (container.accounts, ApiKeysView, ApiKeysProjection),
         (container.calling, SuppressionsView, SuppressionsProjection),
+        (container.calling, CallsListView, CallsListProjection),
     ]
-    views.extend(_calls_list_views(container))
     for app, view_class, projection_class in views:
         view = view_class(factory.datastore)
         view.create_table()
@@ -199,15 +201,6 @@ def _add_followers(container: Container, env: dict[str, str]) -> None:
     container.reactors[call_runner.name] = _follower(container, container.calling, call_runner.name,
                                                      call_runner.process_event, tracking, call_runner.handles)
     _add_watchdog(container)
-
-
-def _calls_list_views(container: Container) -> list[tuple[BoundaryApplication, Any, Any]]:
-    try:
-        from projections.calls_list.projection import CallsListProjection
-        from projections.calls_list.view import CallsListView
-    except ImportError:  # pragma: no cover - the read model arrives with its own module
-        return []
-    return [(container.calling, CallsListView, CallsListProjection)]
 
 
 def _add_watchdog(container: Container, interval: float = 5.0) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from application.calling.ports import AgentTurn, CallBrief, Extraction
 from domain.calls import outcome_schema as types
 from domain.calls.outcome_schema import FieldSpec
-from domain.errors import OutcomeInvalidError
 
 CLOSING = "Thank you, that is everything I needed. Goodbye."
 
@@ -84,8 +83,4 @@ class ScriptedExtractor:
                 outcome[spec.name] = None
         determined = sum(1 for spec in brief.schema.fields if outcome.get(spec.name) is not None)
         confidence = round(determined / len(brief.schema.fields), 2) if brief.schema.fields else 1.0
-        try:
-            outcome = brief.schema.validate(outcome)
-        except OutcomeInvalidError:
-            pass  # the caller re-validates and decides; scripted answers do not improve on retry
         return Extraction(outcome=outcome, confidence=confidence, usage={})

@@ -56,10 +56,6 @@ def run(calling: Calling, call: Call) -> None:
         return  # cancelled or timed out meanwhile
 
 
-def _save(calling: Calling, call: Call) -> None:
-    calling.commit(call)
-
-
 def _converse(calling: Calling, call: Call) -> None:
     ports = calling.ports
     simulation = call.simulation or {}
@@ -68,11 +64,11 @@ def _converse(calling: Calling, call: Call) -> None:
         # SPEC.md answering-machine rule: abandon with no audio spent and no message left.
         code = "fax_detected" if answered_by == "fax" else "machine_detected"
         call.fail(code, f"answered by {answered_by}; the call was abandoned", ports.clock())
-        _save(calling, call)
+        calling.commit(call)
         return
     if answered_by == "no_answer":
         call.fail("no_answer", "nobody answered", ports.clock())
-        _save(calling, call)
+        calling.commit(call)
         return
     schema = compile_schema(call.outcome_schema)
     brief = CallBrief(objective=call.objective, schema=schema, variables=dict(call.variables), language=call.language)
@@ -98,7 +94,7 @@ def _converse(calling: Calling, call: Call) -> None:
         call.record_turn(CALLEE, heard, ports.clock())
         seconds += speaking_seconds(heard)
         if time.monotonic() - last_save >= PROGRESS_SAVE_SECONDS:
-            _save(calling, call)
+            calling.commit(call)
             last_save = time.monotonic()
     call.end(round(seconds), ports.clock())
     _settle(calling, call, brief, session.usage)
@@ -122,10 +118,10 @@ def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[st
         confidence = min(1.0, max(0.0, float(extraction.confidence)))
         call.record_outcome(outcome, confidence, usage, ports.clock())
         call.complete(voice, ports.prices.extraction(usage), ports.clock())
-        _save(calling, call)
+        calling.commit(call)
         return
     detail = "; ".join(problems or [])
     call.fail("extraction_failed", f"the outcome did not match the outcome_schema: {detail}", ports.clock(),
               cost_voice=voice, cost_extraction=ports.prices.extraction(usage))
-    _save(calling, call)
+    calling.commit(call)
 

@@ -36,9 +36,6 @@ class SuppressionEntry(TenantAggregate):
         self.removed_at: datetime | None = None
         self.removed_by: str | None = None
 
-    def is_active(self, now: datetime) -> bool:
-        return self.removed_at is None and (self.expires_at is None or now < self.expires_at)
-
     def add_again(self, reason: str | None, expires_at: datetime | None, by: str, now: datetime) -> None:
         self._readded(e164=self.e164, reason=reason, expires_at=expires_at, by=by, at=now)
 
