@@ -6,6 +6,7 @@ Polls on a short interval and is woken early by in-process saves (LISTEN alone c
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -113,8 +114,10 @@ class ProjectionWorker:
                 self.error = exc
                 log.exception("projection.failed", projection=self.name)
                 backoff = min(backoff * 2, 5.0)
-                # Another process may have advanced the view; resume from its tracking.
-                self.position = max(self.position, self.view.max_tracking_id(self.app.name) or 0)
+                # Another process may have advanced the view; resume from its tracking. With the
+                # database gone this fails too: the loop goes on and tries again after the backoff.
+                with contextlib.suppress(Exception):
+                    self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
             self._wake.wait(backoff)
             self._wake.clear()
 
@@ -128,23 +131,13 @@ class ProjectionWorker:
         """Block until the view has processed ``position`` (read-your-writes)."""
         self.poke()
         deadline = time.monotonic() + timeout
-        with self._progress:
-            while self.position < position:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                if self._thread is None:
-                    return False
-                self._progress.wait(min(remaining, 0.05))
-                if not self.is_leader:
-                    self._progress.release()
-                    try:
-                        latest = self.view.max_tracking_id(self.app.name) or 0
-                    finally:
-                        self._progress.acquire()
-                    self.position = max(self.position, latest)
+        while self.position < position:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._thread is None:
+                return False
+            if not self.is_leader:  # a standby learns of progress from the leader's tracking
+                self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
+            with self._progress:
+                if self.position < position:
+                    self._progress.wait(min(remaining, 0.05))
         return True
-
-    def lag(self) -> int:
-        head = self.app.recorder.max_notification_id() or 0
-        return max(0, head - self.position)

@@ -105,3 +105,34 @@ def test_a_page_commits_together_and_a_failure_in_it_writes_nothing(container):
     worker.catch_up()
     assert _count(container, "api_keys_v1") == 4
     assert worker.position == container.accounts.recorder.max_notification_id()
+
+
+def test_a_follower_keeps_running_while_the_database_is_unreachable():
+    """A failing read, and a failing read of its own tracking, must not end the follower thread."""
+    import time as clock
+
+    from projections.runner import ProjectionWorker
+
+    class Down:
+        name = "Accounts"
+
+        def __getattr__(self, _):
+            raise OSError("database unavailable")
+
+    class View:
+        calls = 0
+
+        def max_tracking_id(self, _):
+            View.calls += 1
+            if View.calls > 1:
+                raise OSError("database unavailable")
+            return 0
+
+    worker = ProjectionWorker(Down(), lambda *_: None, View(), name="down", poll_interval=0.01)
+    worker.start()
+    try:
+        clock.sleep(0.3)
+        assert worker._thread is not None and worker._thread.is_alive()
+        assert isinstance(worker.error, OSError)
+    finally:
+        worker.stop()
