@@ -32,7 +32,11 @@ test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-bench: $(VENV)/.installed-dev
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
+	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+	@touch $@
+
+bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/audit_events_throughput.py
 
 clean-data:
