@@ -3,18 +3,20 @@ and the notification position the read side must reach for read-your-writes."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
+from eventsourcing.utils import get_topic
 
 from application.errors import ConflictError, FieldError, NotFoundError
-from application.group_commit import GroupCommitter
+from application.group_commit import GroupCommitter, LoopGroupCommitter
 from domain import ids
 
 A = TypeVar("A", bound=Aggregate)
@@ -26,9 +28,11 @@ class BoundaryApplication(Application[UUID]):
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
-        self._after_save: list[Callable[[int], Any]] = []
+        self._after_save: list[Callable[[int, frozenset[str]], Any]] = []
         self.known_head = 0  # highest notification id this process has saved or seen
         self._committer: GroupCommitter | None = None
+        self._loop_committer: LoopGroupCommitter | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def enable_group_commit(self) -> None:
         """From now on, commits of concurrent commands share one save (see ``group_commit``)."""
@@ -41,25 +45,82 @@ class BoundaryApplication(Application[UUID]):
             self._committer = None
         super().close()
 
-    def on_saved(self, callback: Callable[[int], Any]) -> None:
-        """Register a callable told the highest notification id after each save."""
+    def on_saved(self, callback: Callable[[int, frozenset[str]], Any]) -> None:
+        """Register a callable told, after each save, the highest notification id and the topics
+        of the events saved."""
         self._after_save.append(callback)
 
     def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
-        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``.
+
+        From a thread while loop commits are on, the save joins the loop's groups (one writer per
+        process: bigger groups, no second holder of the table lock)."""
         try:
-            if self._committer is not None:
+            if self._committer is not None or self._loop_committer is not None:
                 events = [event for aggregate in aggregates for event in aggregate.collect_events()]
-                position = self._committer.submit(events) if events else 0
+                position = self._submit_from_thread(events) if events else 0
             else:
                 recordings = self.save(*aggregates)
+                events = [recording.domain_event for recording in recordings]
                 position = max((r.notification.id for r in recordings), default=0)
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
-        self.known_head = max(self.known_head, position)
-        for callback in self._after_save:
-            callback(position)
+        self._saved(position, events)
         return position
+
+    def _submit_from_thread(self, events: list[Any]) -> int:
+        loop, committer = self._loop, self._loop_committer
+        if committer is not None and loop is not None and not loop.is_closed():
+            try:
+                on_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                on_loop = False
+            if not on_loop:  # blocking the loop's own thread on the loop would never return
+                return asyncio.run_coroutine_threadsafe(committer.submit(events), loop).result(timeout=60)
+        if self._committer is None:
+            recordings = self.save(*events)
+            return max((r.notification.id for r in recordings), default=0)
+        return self._committer.submit(events)
+
+    def enable_loop_commits(self, append: Callable[[list[Any]], Awaitable[int]]) -> None:
+        """From now on commits append on the caller's event loop through ``append`` (async: stored
+        events -> highest notification id), in groups (``LoopGroupCommitter``): ``commit_async``
+        directly, ``commit`` from other threads by handing its events to the loop."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_committer = LoopGroupCommitter(self.mapper.to_stored_event, append)
+
+    def disable_loop_commits(self) -> None:
+        self._loop_committer = None
+        self._loop = None
+
+    @property
+    def commits_async(self) -> bool:
+        return self._loop_committer is not None or self._committer is not None
+
+    async def commit_async(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
+        """``commit`` from the event loop without blocking it: on the loop itself when enabled,
+        else through the group committer's thread."""
+        events = [event for aggregate in aggregates for event in aggregate.collect_events()]
+        try:
+            if not events:
+                position = 0
+            elif self._loop_committer is not None:
+                position = await self._loop_committer.submit(events)
+            elif self._committer is not None:
+                position = await asyncio.wrap_future(self._committer.enqueue(events))
+            else:
+                raise RuntimeError("commit_async needs loop commits or group commit")
+        except IntegrityError as exc:
+            raise ConflictError("a concurrent change won; try again", code=conflict) from exc
+        self._saved(position, events)
+        return position
+
+    def _saved(self, position: int, events: list[Any]) -> None:
+        self.known_head = max(self.known_head, position)
+        if self._after_save:
+            topics = frozenset(get_topic(type(event)) for event in events)
+            for callback in self._after_save:
+                callback(position, topics)
 
     def head(self) -> int:
         """The notification log's head now; every commit before this call is at or below it."""

@@ -1,8 +1,9 @@
-"""Lookups derived from the accounts event store, reused while its notification log stands still.
+"""Lookups derived from an event store, reused while what they were read from stands still.
 
-Any change to any account aggregate moves the log's head, so a revocation, rotation or approval,
-made in this process or another, is seen by the very next request; an unchanged head costs one
-indexed ``max()`` instead of rebuilding aggregates.
+Accounts keys its entries by the notification log's head: any change to any account aggregate
+moves it, so a revocation, rotation or approval, made in this process or another, is seen by the
+very next request; an unchanged head costs one indexed ``max()`` instead of rebuilding aggregates.
+Calling keys a tenant's suppression index by that aggregate's own version, for the same reason.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ class HeadCache:
                 return None
             self._entries.move_to_end(key)
             return entry[1]
+
+    def peek(self, key: Any) -> tuple[int, Any] | None:
+        """The entry and the head it was read at, whatever the head is now (the caller checks)."""
+        with self._lock:
+            return self._entries.get(key)
 
     def put(self, key: Any, head: int, value: Any) -> None:
         with self._lock:

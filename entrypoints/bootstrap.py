@@ -60,6 +60,7 @@ class Container:
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)
     reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
     read_pool: Any = None  # psycopg AsyncConnectionPool, opened by the HTTP app's lifespan
+    request_gate: Any = None  # adapters.postgres.request_gate.RequestGate over read_pool, same lifespan
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
 

@@ -53,7 +53,11 @@ class ProjectionWorker:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
 
-    def poke(self, _position: int = 0) -> None:
+    def poke(self, _position: int = 0, topics: frozenset[str] | None = None) -> None:
+        """Wake up now: something was saved. Saves of only events this follower skips wait for
+        the next poll, which reads past them in one page."""
+        if topics is not None and self.topics is not None and self.topics.isdisjoint(topics):
+            return
         self._wake.set()
 
     def start(self) -> None:

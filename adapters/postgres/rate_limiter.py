@@ -19,13 +19,11 @@ CREATE TABLE IF NOT EXISTS rate_limit_windows (
 )
 """
 
-_HIT = """
-INSERT INTO rate_limit_windows AS w (bucket, window_start, hits) VALUES (%s, %s, 1)
+HIT = """INSERT INTO rate_limit_windows AS w (bucket, window_start, hits) VALUES (%s, %s, 1)
 ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + 1
-RETURNING hits
-"""
+RETURNING hits"""
 
-_PRUNE = "DELETE FROM rate_limit_windows WHERE window_start < %s"
+PRUNE = "DELETE FROM rate_limit_windows WHERE window_start < %s"
 
 
 class PostgresRateLimiter:
@@ -39,8 +37,8 @@ class PostgresRateLimiter:
     def hit(self, bucket: str, *, limit: int, window_seconds: int, now: datetime) -> RateDecision:
         window_start = int(now.timestamp()) // window_seconds * window_seconds
         with self._pool.connection() as conn:
-            row = conn.execute(_HIT, (bucket, window_start), prepare=True).fetchone()
+            row = conn.execute(HIT, (bucket, window_start), prepare=True).fetchone()
             if random.random() < 0.001:  # noqa: S311 - housekeeping, not security
-                conn.execute(_PRUNE, (window_start - 86_400,))
+                conn.execute(PRUNE, (window_start - 86_400,))
         hits = int(row[0]) if row else 1
         return decide(hits, limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)

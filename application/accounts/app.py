@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from application.accounts.head_cache import HeadCache
+from application.head_cache import HeadCache
 from application.boundary import BoundaryApplication
 from application.ports import Clock, EmailSender, PasswordHasher, SessionTokens
 from domain.accounts.user import EmailIndex, User

@@ -28,6 +28,34 @@ def _key_and_tenant(accounts: Accounts, key_hash: str) -> tuple[ApiKey, Tenant] 
     return key, tenant
 
 
+def _principal(key: ApiKey, tenant: Tenant) -> Principal:
+    return Principal(
+        kind=API_KEY,
+        tenant_id=key.tenant_id,
+        user_id=key.user_id,
+        verification_status=tenant.verification_status,
+        tier=tenant.tier,
+        key_id=key.key_id,
+        scopes=key.scopes,
+        number_ids=key.number_ids,
+    )
+
+
+def remembered_key(accounts: Accounts, secret: str) -> tuple[int, Principal] | None:
+    """Authentication from this process's memory alone, no database: the principal of an active key
+    and the accounts log head it was read at. Valid only if the head has not moved since, which
+    the caller checks (one indexed ``max()``, see ``head_cache``). ``None``: use ``authenticate_key``."""
+    if not key_rules.looks_like_secret(secret):
+        return None
+    entry = accounts.lookups.peek(("api_key", key_rules.hash_secret(secret)))
+    if entry is None:
+        return None
+    head, (key, tenant) = entry
+    if key.status(accounts.ports.clock()) != key_rules.ACTIVE:
+        return None  # revoked, expired or rotated (a use to audit): the full path decides
+    return head, _principal(key, tenant)
+
+
 def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str) -> Principal:
     if not key_rules.looks_like_secret(secret):
         raise AuthenticationError(INVALID_KEY, code="invalid_api_key")
@@ -47,13 +75,4 @@ def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str)
     if status == key_rules.ROTATED:
         # SPEC.md: every use of a rotated key in its grace window is audit-logged.
         accounts.update(ApiKey, key.id, lambda k: k.record_use_during_grace(method=method, path=path[:512], now=now))
-    return Principal(
-        kind=API_KEY,
-        tenant_id=key.tenant_id,
-        user_id=key.user_id,
-        verification_status=tenant.verification_status,
-        tier=tenant.tier,
-        key_id=key.key_id,
-        scopes=key.scopes,
-        number_ids=key.number_ids,
-    )
+    return _principal(key, tenant)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.boundary import BoundaryApplication
+from application.head_cache import HeadCache
 from application.calling.ports import AgentBrain, Callee, OutcomeExtractor
 from application.ports import Clock
 from domain.calls.pricing import PriceTable
@@ -30,3 +31,4 @@ class Calling(BoundaryApplication):
     def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts) -> None:
         super().__init__(env)
         self.ports = ports
+        self.lookups = HeadCache(maxsize=1_000)

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
-from application.calling.suppressions import index_of
+from application.calling.suppressions import NOT_REMEMBERED, index_of
 from application.errors import ValidationFailedError
 from application.principal import Principal
 from domain.calls import dialing_rules
@@ -139,13 +139,17 @@ def build_call(calling: Calling, principal: Principal, request: CallRequest, sch
     )
 
 
-def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime) -> Call:
+def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,
+                 suppressions: SuppressionIndex | None | object = NOT_REMEMBERED) -> Call:
     """A queued ``Call`` (not yet saved), or ``ValidationFailedError`` naming the first rule broken,
-    in the order of ARCHITECTURE.md §7."""
+    in the order of ARCHITECTURE.md §7. ``suppressions``: the tenant's index when the caller has
+    it as committed now (no database work here then), else it is read."""
     loc: list[str | int] = ["body"]
     schema = _compile(request, loc)
     destination = _parse(request.to, loc)
     _consent(request, loc)
-    _reachable(index_of(calling, principal.tenant_id), destination, request.to, request.consent_type or "", now, loc)
+    if suppressions is NOT_REMEMBERED:
+        suppressions = index_of(calling, principal.tenant_id)
+    _reachable(suppressions, destination, request.to, request.consent_type or "", now, loc)
     _caller(request, loc)
     return build_call(calling, principal, request, schema, destination, now)

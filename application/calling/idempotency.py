@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate
@@ -32,6 +33,30 @@ def _replay(record: IdempotencyRecord, fingerprint: str) -> Answer:
     return Answer(status_code=record.status_code, body=record.response, replayed=True)
 
 
+def _record(principal: Principal, endpoint: str, key: str, fingerprint: str, status: int, body: dict[str, Any],
+            now: datetime) -> IdempotencyRecord:
+    return IdempotencyRecord(tenant_id=principal.tenant_id, endpoint=endpoint, key=key, fingerprint=fingerprint,
+                             status_code=status, response=body, at=now)
+
+
+async def save_first_time(calling: Calling, principal: Principal, *, endpoint: str, key: str | None,
+                          fingerprint: str, aggregates: list[Aggregate], status: int, body: dict[str, Any],
+                          now: datetime) -> Answer | None:
+    """``run_once``'s common case from the event loop, with the request already validated: a key not
+    seen before. The record is saved with the aggregates, as there; if the key exists the save
+    conflicts and nothing is saved, and ``None`` tells the caller to go through ``run_once``
+    (replay, a body that differs, or an expired key to reuse)."""
+    if key is not None:
+        aggregates = [*aggregates, _record(principal, endpoint, key, fingerprint, status, body, now)]
+    try:
+        await calling.commit_async(*aggregates)
+    except ConflictError:
+        if key is None:
+            raise
+        return None
+    return Answer(status_code=status, body=body)
+
+
 def run_once(calling: Calling, principal: Principal, *, endpoint: str, key: str | None, fingerprint: str,
              produce: Produce) -> Answer:
     """Run ``produce`` (validate and build aggregates) and save its result once per key.
@@ -52,8 +77,7 @@ def run_once(calling: Calling, principal: Principal, *, endpoint: str, key: str 
         existing.reuse(fingerprint, status, body, now)
         record = existing
     else:
-        record = IdempotencyRecord(tenant_id=principal.tenant_id, endpoint=endpoint, key=key,
-                                   fingerprint=fingerprint, status_code=status, response=body, at=now)
+        record = _record(principal, endpoint, key, fingerprint, status, body, now)
     try:
         calling.commit(*aggregates, record)
     except ConflictError:

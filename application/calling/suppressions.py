@@ -25,13 +25,30 @@ def _e164(raw: str) -> str:
         return raw  # emergency, N11 or premium numbers may be suppressed all the same
 
 
+NOT_REMEMBERED = object()
+
+
 def index_of(calling: Calling, tenant_id: str) -> SuppressionIndex | None:
-    return calling.find(SuppressionIndex, SuppressionIndex.create_id(tenant_id))
+    """The tenant's index as committed now, to read (never to change: it is shared, see below)."""
+    index = calling.find(SuppressionIndex, SuppressionIndex.create_id(tenant_id))
+    calling.lookups.put(("suppressions", tenant_id), index.version if index is not None else None, index)
+    return index
+
+
+def remembered_index(calling: Calling, tenant_id: str, version: int | None) -> SuppressionIndex | None | object:
+    """The index this process last read, if it is still at ``version`` (the committed version,
+    ``None`` when the tenant has none); otherwise ``NOT_REMEMBERED``. Saves rebuilding a long
+    index on every call creation."""
+    found = calling.lookups.get(("suppressions", tenant_id), version)
+    if found is not None or version is None:
+        return found
+    return NOT_REMEMBERED
 
 
 def _change(calling: Calling, tenant_id: str, change: Callable[[SuppressionIndex], SuppressionEntry]) -> SuppressionEntry:
     def attempt() -> SuppressionEntry:
-        index = index_of(calling, tenant_id) or SuppressionIndex(tenant_id=tenant_id)
+        # A private copy: a failed commit must not leave its change in the shared one.
+        index = calling.find(SuppressionIndex, SuppressionIndex.create_id(tenant_id)) or SuppressionIndex(tenant_id=tenant_id)
         entry = change(index)
         calling.commit(entry, index)
         return entry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,6 +12,8 @@ from litestar.middleware import DefineMiddleware
 from prometheus_client import CollectorRegistry
 from psycopg_pool import AsyncConnectionPool
 
+from adapters.postgres.event_appender import AsyncEventAppender
+from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import AuthMiddleware
 from entrypoints.http.body import JsonBodyRequest
@@ -40,18 +43,29 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
                                    kwargs={"autocommit": True})
         await pool.open(wait=True, timeout=30)
         container.read_pool = pool
+        container.request_gate = RequestGate(
+            pool, schema=container.database.schema, accounts_events=container.accounts.recorder.events_table_name,
+            calling_events=container.calling.recorder.events_table_name,
+        )
+        calling = container.calling
+        appender = AsyncEventAppender(pool, schema=container.database.schema, table=calling.recorder.events_table_name)
+        await appender.create_function()
+        calling.enable_loop_commits(appender.append)
         if start_projections:
             container.start_projections()
         try:
             yield
         finally:
+            # New commits go back to the thread committer; the loop keeps running (and the pool
+            # stays open) while the followers stop, so commits already handed to it still land.
+            calling.disable_loop_commits()
+            container.request_gate = None
+            if owns_container:
+                await asyncio.to_thread(container.close)
+            else:
+                await asyncio.to_thread(lambda: [worker.stop() for worker in container.projections.values()])
             await pool.close()
             container.read_pool = None
-            if owns_container:
-                container.close()
-            else:
-                for worker in container.projections.values():
-                    worker.stop()
 
     app = Litestar(
         route_handlers=[
@@ -88,7 +102,7 @@ def create_app_from_env() -> Litestar:
     from entrypoints.settings import Settings
 
     settings = Settings.from_env()
-    configure(settings.log_level, settings.log_format)
+    configure(settings.log_level, settings.log_format, final=True)
     return create_app(bootstrap(settings), owns_container=True)
 
 

@@ -13,7 +13,7 @@ from litestar.handlers import BaseRouteHandler
 
 from application.accounts import sessions as session_use_cases
 from application.accounts.administration import require_admin
-from application.accounts.authentication import authenticate_key
+from application.accounts.authentication import authenticate_key, remembered_key
 from application.errors import ApplicationError, AuthenticationError, PermissionDeniedError, RateLimitedError
 from application.ports import RateDecision
 from application.principal import Principal
@@ -23,6 +23,7 @@ from entrypoints.bootstrap import Container
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.errors import error_bytes, status_and_headers
 
+WINDOW = 60  # seconds: limits are per minute
 KEY_ONLY = "key"
 KEY_OR_SESSION = "key_or_session"
 SESSION_ROUTES = ("/auth/me", "/auth/api-keys", "/auth/api_keys")
@@ -46,6 +47,15 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return None
 
 
+def _check(decision: RateDecision) -> None:
+    if not decision.allowed:
+        raise RateLimitedError(
+            f"rate limit of {decision.limit} requests per minute exceeded",
+            retry_after=decision.retry_after,
+            headers=rate_headers(decision),
+        )
+
+
 def rate_headers(decision: RateDecision) -> dict[str, str]:
     return {
         "X-RateLimit-Limit": str(decision.limit),
@@ -64,10 +74,14 @@ class AuthMiddleware:
         if policy is None:
             await self.app(scope, receive, send)
             return
+        token, method, path = bearer_token(scope), scope.get("method", "GET"), scope.get("path", "")
         try:
-            principal, decision = await run_blocking(
-                self._authenticate, bearer_token(scope), policy, scope.get("method", "GET"), scope.get("path", "")
-            )
+            remembered = await self._remembered(token)
+            if remembered is None or remembered[0] is None:
+                counted = remembered[1] if remembered is not None else None
+                principal, decision = await run_blocking(self._authenticate, token, policy, method, path, counted)
+            else:
+                principal, decision = remembered
         except ApplicationError as exc:
             await self._reject(send, exc)
             return
@@ -88,7 +102,35 @@ class AuthMiddleware:
 
         await self.app(scope, receive, send_with_limits)
 
-    def _authenticate(self, token: str | None, policy: str, method: str, path: str) -> tuple[Principal, RateDecision]:
+    async def _remembered(self, token: str | None) -> tuple[Principal | None, RateDecision] | None:
+        """The hot path, on the event loop: an active key this process has already looked up, and
+        one statement that counts the request and reads the accounts log head. An unmoved head means
+        the remembered key is current (``head_cache``); a moved one gives ``(None, the decision)``
+        and the full path re-reads the key without counting the request twice."""
+        gate = self.container.request_gate
+        if gate is None or token is None:
+            return None
+        remembered = remembered_key(self.container.accounts, token)
+        if remembered is None:
+            return None
+        head, principal = remembered
+        decision, current_head = await gate.hit_and_accounts_head(
+            self._bucket(principal), limit=self.container.settings.tier_limit(principal.tier), window_seconds=WINDOW,
+            now=self.container.clock(),
+        )
+        if current_head != head:
+            return None, decision
+        _check(decision)
+        return principal, decision
+
+    @staticmethod
+    def _bucket(principal: Principal) -> str:
+        return f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
+
+    def _authenticate(self, token: str | None, policy: str, method: str, path: str,
+                      counted: RateDecision | None = None) -> tuple[Principal, RateDecision]:
+        """The full path: key or session, read through the caches, then the rate limit, unless
+        ``counted`` already holds this request's count in the same bucket and limit."""
         accounts = self.container.accounts
         if token is None:
             raise AuthenticationError(
@@ -106,17 +148,14 @@ class AuthMiddleware:
             principal = session_use_cases.authenticate_session(accounts, token)
         else:
             raise AuthenticationError("invalid API key", code="invalid_api_key")
-        settings = self.container.settings
-        bucket = f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
-        decision = self.container.rate_limiter.hit(
-            bucket, limit=settings.tier_limit(principal.tier), window_seconds=60, now=self.container.clock()
-        )
-        if not decision.allowed:
-            raise RateLimitedError(
-                f"rate limit of {decision.limit} requests per minute exceeded",
-                retry_after=decision.retry_after,
-                headers=rate_headers(decision),
+        limit = self.container.settings.tier_limit(principal.tier)
+        if counted is not None and counted.limit == limit:
+            decision = counted  # the hot path counted it in this key's bucket
+        else:
+            decision = self.container.rate_limiter.hit(
+                self._bucket(principal), limit=limit, window_seconds=WINDOW, now=self.container.clock()
             )
+        _check(decision)
         return principal, decision
 
     async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:

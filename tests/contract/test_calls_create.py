@@ -180,6 +180,20 @@ def test_a_suppressed_number_is_refused(client, account):
     assert (problem["type"], problem["loc"], problem["input"]) == ("suppressed", ["body", "to"], suppressed)
 
 
+def test_a_suppression_applies_to_the_next_create_and_its_removal_too(client, container):
+    tenant = new_tenant(client, container)
+    number = "+442079460004"
+    assert create(client, tenant, call_body(to=number)).status_code == 201  # this process now remembers the list
+
+    assert client.post("/v1/suppressions", json={"e164": number}, headers=tenant.headers).status_code == 201
+    refused = create(client, tenant, call_body(to=number))
+    assert client.delete(f"/v1/suppressions/{number}", headers=tenant.headers).status_code in (200, 204)
+    allowed = create(client, tenant, call_body(to=number))
+
+    assert only_problem(refused)["type"] == "suppressed"
+    assert allowed.status_code == 201, allowed.text
+
+
 def test_a_suppression_is_per_tenant(client, container, account):
     number = "+442079460003"
     assert client.post("/v1/suppressions", json={"e164": number}, headers=account.headers).status_code == 201
@@ -472,6 +486,22 @@ def test_a_key_starts_a_new_call_after_24_hours(isolated):
     assert after.json()["call_id"] != first.json()["call_id"]
     assert after_again.json() == after.json()  # the new call is now the one the key replays
     assert sorted(queued_call_ids(container, tenant.tenant_id)) == sorted([first.json()["call_id"], after.json()["call_id"]])
+
+
+def test_a_retry_is_replayed_even_when_the_rules_would_now_refuse_the_request(isolated):
+    """A retry with its key gets the original answer, not a fresh validation: by then the callee's
+    call hours may have ended (here: London at 22:00)."""
+    client, container = isolated
+    tenant = new_tenant(client, container)
+    first = create(client, tenant, call_body(), **{"Idempotency-Key": "late-retry"})
+
+    container.clock.advance(timedelta(hours=10))
+    retried = create(client, tenant, call_body(), **{"Idempotency-Key": "late-retry"})
+    fresh = create(client, tenant, call_body(), **{"Idempotency-Key": "another-key"})
+
+    assert first.status_code == retried.status_code == 201
+    assert retried.json() == first.json() and retried.headers["Idempotent-Replayed"] == "true"
+    assert only_problem(fresh)["type"] == "outside_call_hours"
 
 
 def test_fifty_concurrent_identical_requests_create_exactly_one_call(client, container):

@@ -85,6 +85,19 @@ def test_each_key_and_each_dashboard_user_has_its_own_budget(client, account):
         assert response.headers["X-RateLimit-Remaining"] == "59"
 
 
+def test_a_request_is_counted_once_when_the_accounts_log_moved_since_the_key_was_read(client, account):
+    """The hot path counts a request before it learns that its remembered key may be stale; the
+    full path that then re-reads the key must not count it again."""
+    before = client.get("/auth/me", headers=account.headers)
+    moved = client.post("/auth/api-keys", headers=account.headers)  # a new key moves the accounts log
+    after = client.get("/auth/me", headers=account.headers)
+    again = client.get("/auth/me", headers=account.headers)
+
+    assert before.status_code == after.status_code == again.status_code == 200 and moved.status_code == 201
+    remaining = [int(r.headers["X-RateLimit-Remaining"]) for r in (before, moved, after, again)]
+    assert remaining == [remaining[0] - i for i in range(4)]
+
+
 def test_the_budget_is_shared_by_every_api_process(client, account, container, settings, clock, mail):
     """ARCHITECTURE.md §9: rate limits are shared across processes (PostgreSQL-backed)."""
     with second_process(container, settings, clock, mail) as second:

@@ -136,3 +136,21 @@ def test_a_follower_keeps_running_while_the_database_is_unreachable():
         assert isinstance(worker.error, OSError)
     finally:
         worker.stop()
+
+
+def test_a_follower_is_woken_only_by_saves_of_events_it_handles(container):
+    from domain.calls.call import Call
+    from domain.calls.suppression import SuppressionEntry
+    from eventsourcing.utils import get_topic
+
+    suppressions = container.projections["suppressions_v1"]
+    calls_list = container.projections["calls_list_v1"]
+    call_created = frozenset({get_topic(Call.Queued)})
+
+    for worker in (suppressions, calls_list):
+        worker._wake.clear()
+        worker.poke(1, call_created)
+    assert not suppressions._wake.is_set() and calls_list._wake.is_set()
+
+    suppressions.poke(2, frozenset({get_topic(SuppressionEntry.Added), *call_created}))
+    assert suppressions._wake.is_set()

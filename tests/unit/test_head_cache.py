@@ -1,6 +1,6 @@
 """The lookup cache answers only while the accounts log's head has not moved."""
 
-from application.accounts.head_cache import HeadCache
+from application.head_cache import HeadCache
 
 
 def test_an_entry_is_served_only_at_the_head_it_was_built_at():
