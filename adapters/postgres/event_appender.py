@@ -44,7 +44,8 @@ class AsyncEventAppender:
         self._pool = pool
         self._schema, self._table = schema, table
         self._function = sql.Identifier(schema, f"callwright_append_{table}")
-        self._call = sql.SQL("SELECT {0}(%s, %s, %s, %s)").format(self._function)
+        # Rendered once: psycopg caches the parsing of a plain string, not of a ``Composed``.
+        self._call = sql.SQL("SELECT {0}(%s, %s, %s, %s)").format(self._function).as_string()
 
     async def create_function(self) -> None:
         """Define (or redefine) the append function; safe when several processes start at once."""

@@ -28,8 +28,9 @@ _VERSION = "SELECT max(originator_version) FROM {events} WHERE originator_id = %
 class RequestGate:
     def __init__(self, pool: AsyncConnectionPool, *, schema: str, accounts_events: str, calling_events: str) -> None:
         self._pool = pool
-        self._hit_and_head = sql.SQL(_HIT_AND_HEAD).format(events=sql.Identifier(schema, accounts_events))
-        self._version = sql.SQL(_VERSION).format(events=sql.Identifier(schema, calling_events))
+        # Rendered once: psycopg caches the parsing of a plain string, not of a ``Composed``.
+        self._hit_and_head = sql.SQL(_HIT_AND_HEAD).format(events=sql.Identifier(schema, accounts_events)).as_string()
+        self._version = sql.SQL(_VERSION).format(events=sql.Identifier(schema, calling_events)).as_string()
 
     async def hit_and_accounts_head(self, bucket: str, *, limit: int, window_seconds: int,
                                     now: datetime) -> tuple[RateDecision, int]:
