@@ -1,7 +1,8 @@
 """``list_calls`` latency on 1,000,000 calls of one tenant, and CSV export rows/s (ARCHITECTURE.md §11).
 
 The ceiling is a trivial ``SELECT 1`` round trip on the same pool, measured in the same run (for
-the export: PostgreSQL's own ``COPY ... TO STDOUT (FORMAT csv)`` of the same rows).
+the export: PostgreSQL's own ``COPY ... TO STDOUT (FORMAT csv)`` of the same rows). Every case's
+``total`` is checked against a ``count(*)`` of its matching rows: the counts tables must be exact.
 Run: ``.venv/bin/python bench/calls_list_latency.py``; see bench/README.md.
 """
 
@@ -80,6 +81,10 @@ FROM (
 """
 
 WEEK_AGO = END - timedelta(days=7)
+QUARTER = {"start": END - timedelta(days=90, hours=5), "end": END - timedelta(hours=7)}
+# A label ending in ROWS_COUNTED marks a filter whose total no counts table holds (two of prefix,
+# start/end, confidence): list_calls counts the matching rows (queries._total_query).
+ROWS_COUNTED = "(rows counted)"
 CASES: list[tuple[str, dict[str, Any], int]] = [  # label, filters, offset
     ("newest first (default)", {}, 0),
     ("oldest first", {"sort": "created_asc"}, 0),
@@ -89,12 +94,16 @@ CASES: list[tuple[str, dict[str, Any], int]] = [  # label, filters, offset
     ("direction=inbound, voice_engine=beta", {"direction": "inbound", "voice_engine": "beta_think_fast"}, 0),
     ("min_confidence 0.9", {"min_confidence": 0.9}, 0),
     ("has_outcome, min_confidence 0.9", {"has_outcome": True, "min_confidence": 0.9}, 0),
+    ("confidence 0.25-0.75, status=completed",
+     {"min_confidence": 0.25, "max_confidence": 0.75, "status": "completed"}, 0),
     ("start/end: last 7 days", {"start": WEEK_AGO, "end": END + timedelta(seconds=1)}, 0),
-    ("start/end: 90 days, status=failed",
-     {"start": END - timedelta(days=90, hours=5), "end": END - timedelta(hours=7), "status": "failed"}, 0),
+    ("start/end: 90 days, status=failed", {**QUARTER, "status": "failed"}, 0),
     ("start/end: the whole year", {"start": END - timedelta(days=366), "end": END + timedelta(seconds=1)}, 0),
     ("to_prefix +44 (25 %)", {"to_prefix": "+44"}, 0),
+    ("to_prefix +44, status=failed", {"to_prefix": "+44", "status": "failed"}, 0),
     ("to_prefix +4420123 (narrow)", {"to_prefix": "+4420123"}, 0),
+    (f"+44, last 7 days {ROWS_COUNTED}", {"to_prefix": "+44", "start": WEEK_AGO, "end": END}, 0),
+    (f"min_confidence 0.9, 90 days {ROWS_COUNTED}", {"min_confidence": 0.9, **QUARTER}, 0),
     ("sort duration_desc", {"sort": "duration_desc"}, 0),
     ("sort duration_asc", {"sort": "duration_asc"}, 0),
     ("sort confidence_desc", {"sort": "confidence_desc"}, 0),
@@ -237,13 +246,16 @@ async def measure(db: DatabaseConfig, args: argparse.Namespace) -> dict[str, Any
         cases = []
         for label, raw, offset in CASES:
             filters = CallFilters(**raw)
+            matching = await count_rows(pool, filters)
             for limit in (25, 200):
                 page = await list_calls(pool, tenant_id=TENANT, filters=filters, limit=limit, offset=offset)
+                if page.total != matching:
+                    raise SystemExit(f"{label}: list_calls says total {page.total}, {matching} rows match")
                 seconds = await timed(lambda: list_calls(pool, tenant_id=TENANT, filters=filters, limit=limit,
                                                          offset=offset), args.samples, args.warmup)
                 cases.append({"label": label, "limit": limit, "offset": offset, "total": page.total,
                               "plan": await plan_of(pool, filters, limit, offset), **summary(seconds)})
-                print(f"  {label:<38} {limit:>4} {cases[-1]['p50']:>8.2f} {cases[-1]['p95']:>8.2f}", flush=True)
+                print(f"  {label:<42} {limit:>4} {cases[-1]['p50']:>8.2f} {cases[-1]['p95']:>8.2f}", flush=True)
         totals = await count_strategies(pool, args)
         export = await measure_export(pool, args.export_limit)
     finally:
@@ -251,12 +263,21 @@ async def measure(db: DatabaseConfig, args: argparse.Namespace) -> dict[str, Any
     return {"ceiling_select_1": ceiling, "cases": cases, "totals": totals, "export": export}
 
 
+async def count_rows(pool: AsyncConnectionPool, filters: CallFilters) -> int:
+    """The oracle of ``total``: a count of the matching rows, with the WHERE clause list_calls uses."""
+    where, params = _where(TENANT, filters)
+    async with pool.connection() as conn, conn.cursor() as cur:
+        await cur.execute(f"SELECT count(*) FROM calls_list_v1 WHERE {where}", params, prepare=False)
+        return (await cur.fetchone())[0]
+
+
 async def count_strategies(pool: AsyncConnectionPool, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Why the counts tables: COUNT(*) of the matching rows against the query list_calls uses."""
     rows = []
     for label, raw in (("no filter", {}), ("status=completed", {"status": "completed"}),
                        ("start/end: the whole year", {"start": END - timedelta(days=366, hours=3), "end": END}),
-                       ("start/end: 90 days", {"start": END - timedelta(days=90, hours=5), "end": END})):
+                       ("start/end: 90 days", {"start": END - timedelta(days=90, hours=5), "end": END}),
+                       ("to_prefix +44", {"to_prefix": "+44"}), ("min_confidence 0.9", {"min_confidence": 0.9})):
         filters = CallFilters(**raw)
         where, params = _where(TENANT, filters)
         for source, (query, query_params) in (
@@ -317,9 +338,9 @@ def report(results: dict[str, Any]) -> None:
     print(f"\nlist_calls on {data['tenant_rows']:,} calls of one tenant ({data['rows']:,} rows in the table), "
           f"{results['samples']} samples per case, {results['cpus']} CPUs, {results['server']} PostgreSQL")
     print(f"ceiling SELECT 1 round trip on the same pool: p50 {ceiling['p50']:.3f} ms, p95 {ceiling['p95']:.3f} ms\n")
-    print(f"{'case':<38} {'limit':>5} {'total':>9} {'p50 ms':>8} {'p95 ms':>8} {'p50/ceil':>9}  plan")
+    print(f"{'case':<42} {'limit':>5} {'total':>9} {'p50 ms':>8} {'p95 ms':>8} {'p50/ceil':>9}  plan")
     for case in results["cases"]:
-        print(f"{case['label']:<38} {case['limit']:>5} {case['total']:>9} {case['p50']:>8.2f} {case['p95']:>8.2f} "
+        print(f"{case['label']:<42} {case['limit']:>5} {case['total']:>9} {case['p50']:>8.2f} {case['p95']:>8.2f} "
               f"{case['p50'] / ceiling['p50']:>9.1f}  {case['plan']}")
     print(f"\n{'total of a page':<28} {'source':<26} {'p50 ms':>8} {'p95 ms':>8}")
     for row in results["totals"]:
@@ -333,6 +354,9 @@ def report(results: dict[str, Any]) -> None:
     print(f"\nresult: worst p95 {worst['p95']:.2f} ms ({worst['label']}, limit {worst['limit']}) = "
           f"{worst['p95'] / ceiling['p95']:.0f}x the SELECT 1 ceiling; {len(slow)} of {len(results['cases'])} "
           f"cases above 20 ms p95; CSV export at {results['export_ratio']:.2f} of COPY")
+    for case in slow:
+        print(f"  above 20 ms: {case['label']}, limit {case['limit']}: p95 {case['p95']:.2f} ms")
+    print(f"every total equals a count(*) of its rows; the totals {ROWS_COUNTED} are that count(*)")
     print(f"fill: insert {data['insert_s']:.1f} s, indexes {data['index_s']:.1f} s, "
           f"vacuum/analyze {data['vacuum_analyze_s']:.1f} s; table and indexes "
           f"{sum(data['relation_bytes'].values()) / 2**20:,.0f} MiB")

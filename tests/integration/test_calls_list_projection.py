@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -35,7 +37,7 @@ from domain.calls.pricing import DEFAULT_PRICES
 from projections.calls_list.csv_export import CSV_COLUMNS, csv_lines
 from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.queries import CallFilters, CallPage, export_rows, list_calls
-from projections.calls_list.view import CallsListView
+from projections.calls_list.view import CONFIDENCE_BUCKETS, PREFIX_COUNTED, CallsListView
 from projections.runner import ProjectionWorker
 from tests.postgres import drop_schema, fresh_schema
 
@@ -146,7 +148,7 @@ class Scenario:
         return [c.call_id for c in _ordered([c for c in self.calls.values() if c.tenant_id == tenant_id and keep(c)],
                                             sort)]
 
-    def snapshot(self) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    def snapshot(self) -> tuple[list[tuple], list[tuple], list[tuple], dict[str, list[tuple]]]:
         with psycopg.connect(self.db.conninfo()) as conn:
             rows = conn.execute("SELECT * FROM calls_list_v1 ORDER BY call_id").fetchall()
             counts = conn.execute(
@@ -155,7 +157,14 @@ class Scenario:
             daily = conn.execute(
                 "SELECT tenant_id, day, status, mode, direction, voice_engine, has_outcome, calls "
                 "FROM calls_list_v1_daily_counts WHERE calls <> 0 ORDER BY 1, 2, 3, 4, 5, 6, 7").fetchall()
-        return rows, counts, daily
+            keyed = {name: conn.execute(
+                f"SELECT tenant_id, {key}, status, mode, direction, voice_engine, has_outcome, calls "
+                f"FROM calls_list_v1_{name} WHERE calls <> 0 ORDER BY 1, 2, 3, 4, 5, 6, 7").fetchall()
+                for name, key in KEYED_COUNTS.items()}
+        return rows, counts, daily, keyed
+
+
+KEYED_COUNTS = {"monthly_counts": "month", "prefix_counts": "prefix", "confidence_counts": "bucket"}
 
 
 def _ordered(calls: list[Call], sort: str) -> list[Call]:
@@ -269,8 +278,23 @@ def test_the_counts_tables_agree_with_the_rows(scenario):
             "SELECT tenant_id, (created_at AT TIME ZONE 'UTC')::date, status, mode, direction, voice_engine, "
             "has_outcome, count(*) FROM calls_list_v1 GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7"
         ).fetchall()
-    _rows, counts, daily = scenario.snapshot()
+    _rows, counts, daily, _keyed = scenario.snapshot()
     assert (counts, daily) == (grouped, by_day)
+
+
+def test_the_monthly_prefix_and_confidence_counts_agree_with_the_calls(scenario):
+    expected: dict[str, Counter] = {name: Counter() for name in KEYED_COUNTS}
+    for call in scenario.calls.values():
+        listed = _listed(call)
+        filters = tuple(listed[name] for name in ("status", "mode", "direction", "voice_engine", "has_outcome"))
+        expected["monthly_counts"][(call.tenant_id, call.created_at.date().replace(day=1), *filters)] += 1
+        for length in range(1, min(len(call.to), PREFIX_COUNTED) + 1):
+            expected["prefix_counts"][(call.tenant_id, call.to[:length], *filters)] += 1
+        if call.confidence is not None:
+            bucket = math.floor(call.confidence * CONFIDENCE_BUCKETS)
+            expected["confidence_counts"][(call.tenant_id, bucket, *filters)] += 1
+    _rows, _counts, _daily, keyed = scenario.snapshot()
+    assert {name: Counter({row[:-1]: row[-1] for row in rows}) for name, rows in keyed.items()} == expected
 
 
 def test_deleted_rows_leave_the_counts_tables(scenario):
