@@ -15,6 +15,8 @@ TENANT = "ten"
 API_KEY = "key"
 EVENT = "evt"
 CALL = "cll"
+WEBHOOK = "wh"
+DELIVERY = "dlv"
 
 _NAMESPACE = uuid.UUID("6f1c3c5e-5d0b-4f43-9a57-0d1f2b8c7a10")
 

@@ -61,6 +61,9 @@ class Container:
     reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
     read_pool: Any = None  # psycopg AsyncConnectionPool, opened by the HTTP app's lifespan
     request_gate: Any = None  # adapters.postgres.request_gate.RequestGate over read_pool, same lifespan
+    secret_box: Any = None  # seals webhook secrets at rest (application.webhooks.ports.SecretBox)
+    webhook_poster: Any = None  # () -> application.webhooks.ports.WebhookPoster, behind the SSRF guard
+    webhook_dispatcher: Any = None  # entrypoints.workers.webhook_dispatcher.WebhookDispatcher, with the followers
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
 
@@ -159,9 +162,68 @@ def bootstrap(
     container = Container(settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=limiter,
                           database=database)
     container._closers.append(pool.close)
+    _add_webhook_ports(container)
     if projections:
         _add_followers(container, env)
+        _add_webhooks(container, env, pool)
     return container
+
+
+def _add_webhook_ports(container: Container) -> None:
+    from adapters.crypto.secret_box import AesGcmSecretBox
+
+    settings = container.settings
+    secret, _ = master_key.load_or_create(settings.secret_key, settings.data_dir)
+    container.secret_box = AesGcmSecretBox(master_key.derive(secret, "webhook-secrets"), purpose="webhook-secret")
+
+    def poster() -> Any:
+        from adapters.webhooks.sender import WebhookSender
+
+        return WebhookSender(allow_private=settings.webhook_allow_private, allow_http=settings.webhook_allow_http,
+                             timeout=min(10.0, settings.webhook_timeout_seconds))
+
+    container.webhook_poster = poster
+    for flag in ("webhook_allow_private", "webhook_allow_http"):
+        if getattr(settings, flag):
+            log.warning(f"{flag}.enabled", hint=f"CALLWRIGHT_{flag.upper()} is for local development only: "
+                        "webhooks may reach private addresses or go unencrypted")
+
+
+def _add_webhooks(container: Container, env: dict[str, str], pool: ConnectionPool) -> None:
+    """The deliveries view, the scheduler (terminal calls -> deliveries) and the dispatcher."""
+    import socket
+    import uuid as uuid_module
+    from datetime import timedelta
+
+    from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
+
+    from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
+    from entrypoints.workers.webhook_scheduler import WebhookScheduler
+    from projections.webhook_deliveries.projection import WebhookDeliveriesProjection
+    from projections.webhook_deliveries.queries import due_deliveries
+    from projections.webhook_deliveries.view import WebhookDeliveriesView
+
+    calling = container.calling
+    factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
+    container._closers.append(factory.close)
+    view = WebhookDeliveriesView(factory.datastore)
+    view.create_table()
+    projection = WebhookDeliveriesProjection(view, calling)
+    container.projections[projection.name] = _follower(container, calling, projection.name, projection.process_event,
+                                                       view, projection.handles)
+    owner = f"{socket.gethostname()}:{uuid_module.uuid4().hex[:8]}"
+    settings = container.settings
+    dispatcher = WebhookDispatcher(calling, container.secret_box, container.webhook_poster,
+                                   lambda now: due_deliveries(pool, now), owner=owner,
+                                   lease=timedelta(seconds=3 * min(10.0, settings.webhook_timeout_seconds) + 1))
+    container.webhook_dispatcher = dispatcher
+    container._background.append(dispatcher.start)
+    container._closers.append(dispatcher.stop)  # closers run in reverse: before the pools it uses
+    tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name="webhook_scheduler_tracking")
+    tracking.create_table()
+    scheduler = WebhookScheduler(calling, tracking, scheduled=dispatcher.hint, retry_delays=settings.webhook_retry_delays)
+    container.reactors[scheduler.name] = _follower(container, calling, scheduler.name, scheduler.process_event,
+                                                   tracking, scheduler.handles)
 
 
 def _follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],

@@ -31,6 +31,11 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     anthropic_model: str | None = None
+    # Local development only: webhook targets on private addresses, and plain http.
+    webhook_allow_private: bool = False
+    webhook_allow_http: bool = False
+    webhook_timeout_seconds: float = 10.0  # per attempt; at most 10
+    webhook_retry_delays: tuple[float, ...] = (5.0, 30.0, 120.0)  # seconds after failures 1-3 (SPEC.md Events 6)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -55,6 +60,16 @@ class Settings:
                 values[name] = env[name.upper()]
         if env.get("CALLWRIGHT_ANTHROPIC_MODEL"):
             values["anthropic_model"] = env["CALLWRIGHT_ANTHROPIC_MODEL"]
+        for name in ("webhook_allow_private", "webhook_allow_http"):
+            if env.get(f"CALLWRIGHT_{name.upper()}"):
+                values[name] = env[f"CALLWRIGHT_{name.upper()}"].strip().lower() in ("1", "true", "yes", "on")
+        if env.get("CALLWRIGHT_WEBHOOK_TIMEOUT_SECONDS"):
+            values["webhook_timeout_seconds"] = min(10.0, float(env["CALLWRIGHT_WEBHOOK_TIMEOUT_SECONDS"]))
+        if env.get("CALLWRIGHT_WEBHOOK_RETRY_DELAYS"):
+            delays = tuple(float(v) for v in env["CALLWRIGHT_WEBHOOK_RETRY_DELAYS"].split(","))
+            if len(delays) != 3 or min(delays) <= 0:
+                raise ValueError("CALLWRIGHT_WEBHOOK_RETRY_DELAYS takes three positive numbers of seconds, e.g. 5,30,120")
+            values["webhook_retry_delays"] = delays
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 CENT_FRACTION = Decimal("0.0001")
+
+
+def money(amount: Decimal) -> str:
+    """A decimal string with the price table's four places, whatever scale the event stored."""
+    return format(Decimal(amount).quantize(CENT_FRACTION), "f")
+
+
 MILLION = Decimal(1_000_000)
 
 

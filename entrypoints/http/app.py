@@ -24,6 +24,7 @@ from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
 from entrypoints.http.controllers.calls import CallsController
 from entrypoints.http.controllers.suppressions import SuppressionsController
+from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_errors, openapi_config
@@ -75,6 +76,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             AdminController,
             CallsController,
             SuppressionsController,
+            WebhooksController,
             healthz,
             readyz,
             metrics,

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from domain.calls.call import Call
-from domain.calls.pricing import CENT_FRACTION
+from domain.calls.pricing import money
 from domain.timestamps import iso
-
-
-def money(amount: Decimal) -> str:
-    """A decimal string with the price table's four places, whatever scale the event stored."""
-    return format(Decimal(amount).quantize(CENT_FRACTION), "f")
 
 
 def call_record(call: Call) -> dict[str, Any]:

@@ -26,13 +26,14 @@ from tests.postgres import drop_schema, fresh_schema
 
 
 @contextmanager
-def shared_app(pg_server: DatabaseConfig, data_dir: Path) -> Iterator[tuple[TestClient[Any], Container]]:
+def shared_app(pg_server: DatabaseConfig, data_dir: Path, **settings_overrides: Any) -> Iterator[tuple[TestClient[Any], Container]]:
     config = fresh_schema(pg_server)
     settings = Settings(
         data_dir=data_dir,
         secret_key="test-secret-key-0123456789abcdef",
         rate_limit_tiers={"standard": 1_000_000},
         login_attempts=1_000_000,
+        **settings_overrides,
     )
     container = bootstrap(settings, database=config, clock=FakeClock(), email=MemoryEmailSender(), hasher=FAST_HASHER)
     try:

@@ -1,0 +1,128 @@
+"""Webhook deliveries: scheduled when a call ends, attempted under a lease, retried by request.
+
+``schedule`` is idempotent (a delivery's id derives from the event and the endpoint), so the
+scheduler may see a call's event twice. ``lease`` and ``record`` bracket one attempt: the lease
+is an event, so of two dispatchers racing for one attempt only one gets to send.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from application.calling.app import Calling
+from application.errors import ConflictError, NotFoundError
+from application.principal import Principal
+from application.webhooks.ports import AttemptOutcome, SecretBox
+from domain import ids
+from domain.calls.call import Call
+from domain.webhooks import payload, signing
+from domain.webhooks.delivery import LEASE, DeliveryStateError, WebhookDelivery
+from domain.webhooks.endpoint import CALL_COMPLETED, WebhookEndpoint, WebhookEndpointIndex
+
+ENDPOINT_DELETED = "the endpoint was deleted"
+
+
+def schedule(calling: Calling, call: Call, retry_delays: Sequence[float] | None = None) -> list[WebhookDelivery]:
+    """One delivery of ``call.completed`` per active endpoint of the call's tenant (new ones only);
+    ``retry_delays`` (seconds after each failure) defaults to the spec's schedule."""
+    index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(call.tenant_id))
+    if index is None or not index.active_ids:
+        return []
+    event = payload.call_completed(call)
+    body = payload.encode(event)
+    now = calling.ports.clock()
+    scheduled = []
+    for endpoint_id in index.active_ids:
+        endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(endpoint_id))
+        if endpoint is None or not endpoint.subscribes_to(CALL_COMPLETED):
+            continue
+        if calling.find(WebhookDelivery, WebhookDelivery.create_id(event["id"], endpoint_id)) is not None:
+            continue  # this event was seen before
+        delivery = WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
+                                   event_id=event["id"], event_type=CALL_COMPLETED, body=body, at=now,
+                                   retry_delays=list(retry_delays) if retry_delays is not None else None)
+        try:
+            calling.commit(delivery)
+        except ConflictError:
+            continue  # another scheduler saved it first
+        scheduled.append(delivery)
+    return scheduled
+
+
+@dataclass(frozen=True)
+class Attempt:
+    delivery: WebhookDelivery
+    number: int
+    url: str
+    secret: str
+
+    def headers(self, timestamp: int) -> dict[str, str]:
+        body = self.delivery.body.encode()
+        return signing.headers(self.secret, timestamp, body, event_type=self.delivery.event_type,
+                               delivery_uuid=self.delivery.delivery_uuid)
+
+
+def lease(calling: Calling, box: SecretBox, delivery_uuid: uuid.UUID, owner: str, now: datetime,
+          duration: timedelta = LEASE) -> Attempt | None:
+    """The delivery's next attempt for ``owner``, or None: nothing due, someone else has it, or
+    the endpoint is gone (the delivery is then cancelled)."""
+    delivery = calling.find(WebhookDelivery, delivery_uuid)
+    if delivery is None:
+        return None
+    endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(delivery.endpoint_id))
+    if endpoint is None or not endpoint.active:
+        delivery.cancel(ENDPOINT_DELETED, now)
+        _commit_quietly(calling, delivery)
+        return None
+    number = delivery.lease(owner, now, duration)
+    if not _commit_quietly(calling, delivery) or number is None:
+        return None  # lost the race, or only a lost attempt was written down
+    return Attempt(delivery=delivery, number=number, url=endpoint.url, secret=box.open(endpoint.sealed_secret))
+
+
+def record(calling: Calling, attempt: Attempt, outcome: AttemptOutcome, now: datetime) -> WebhookDelivery | None:
+    """Write down the attempt's result; None if its lease was taken over meanwhile."""
+    delivery = attempt.delivery
+    try:
+        delivery.record_attempt(attempt.number, status=outcome.status, body=outcome.body,
+                                latency_ms=outcome.latency_ms, error=outcome.error, address=outcome.address, now=now)
+        calling.commit(delivery)
+    except (ConflictError, DeliveryStateError):
+        return None
+    return delivery
+
+
+def _commit_quietly(calling: Calling, delivery: WebhookDelivery) -> bool:
+    try:
+        calling.commit(delivery)
+    except ConflictError:
+        return False
+    return True
+
+
+def owned_delivery(calling: Calling, tenant_id: str, endpoint_id: str, delivery_id: str) -> WebhookDelivery:
+    delivery = calling.find_owned(WebhookDelivery, ids.DELIVERY, delivery_id, tenant_id, loc="delivery_id",
+                                  noun="delivery")
+    if delivery.endpoint_id != endpoint_id:
+        raise NotFoundError(f"no delivery {delivery_id}", code="delivery_not_found")
+    return delivery
+
+
+def request_retry(calling: Calling, principal: Principal, endpoint_id: str, delivery_id: str) -> WebhookDelivery:
+    """Ask for one more attempt with the original payload (a fresh timestamp and signature)."""
+    def change(delivery: WebhookDelivery) -> None:
+        try:
+            delivery.request_retry(calling.ports.clock())
+        except DeliveryStateError as exc:
+            raise ConflictError(exc.message, code=exc.code) from exc
+
+    delivery = owned_delivery(calling, principal.tenant_id, endpoint_id, delivery_id)
+    endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(endpoint_id))
+    if endpoint is None or not endpoint.active:
+        raise ConflictError("the endpoint was deleted; nothing is sent to it any more", code="webhook_deleted")
+    change(delivery)
+    calling.commit(delivery)
+    return delivery

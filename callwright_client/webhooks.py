@@ -1,0 +1,56 @@
+"""Checking a ``call.completed`` delivery before trusting it.
+
+    from callwright_client import InvalidSignature, verify_signature
+
+    try:
+        event = verify_signature(request.body, request.headers, secret="whsec_…")
+    except InvalidSignature:
+        return 400
+    if seen_before(request.headers["X-Service-Delivery-Id"]):  # retries repeat a delivery
+        return 200
+    handle(event)
+
+Pass the raw body exactly as received (before any JSON parsing) and the endpoint's secret as
+shown when it was created.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+TOLERANCE_SECONDS = 300
+
+
+class InvalidSignature(Exception):
+    """The delivery is not from callwright, was changed, or is too old to accept."""
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    for key, value in headers.items():
+        if key.lower() == name.lower():
+            return value
+    raise InvalidSignature(f"the {name} header is missing")
+
+
+def verify_signature(body: bytes | str, headers: Mapping[str, str], secret: str, tolerance: int = TOLERANCE_SECONDS,
+                     *, now: float | None = None) -> dict[str, Any]:
+    """The event, once ``X-Service-Signature`` matches ``body`` and ``X-Service-Timestamp`` is within
+    ``tolerance`` seconds of ``now``; ``InvalidSignature`` otherwise. Compares in constant time."""
+    raw = body.encode() if isinstance(body, str) else bytes(body)
+    timestamp_text = _header(headers, "X-Service-Timestamp")
+    try:
+        timestamp = int(timestamp_text)
+    except ValueError:
+        raise InvalidSignature("X-Service-Timestamp is not a Unix time") from None
+    current = time.time() if now is None else now
+    if abs(current - timestamp) > tolerance:
+        raise InvalidSignature("the delivery's timestamp is outside the tolerance (a replay, or a wrong clock)")
+    expected = "sha256=" + hmac.new(secret.encode(), f"{timestamp}.".encode() + raw, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, _header(headers, "X-Service-Signature")):
+        raise InvalidSignature("the signature does not match this body and secret")
+    return json.loads(raw)

@@ -1,0 +1,145 @@
+"""Sends due webhook attempts (ARCHITECTURE.md §6, §9).
+
+It runs on its own thread and event loop. Each round it takes what is due from
+``webhook_deliveries_v1`` and the hints of the scheduler (new deliveries, so a first attempt does
+not wait for the view). Every attempt is its own task: it is leased (an event, so dispatchers in
+several processes never send one attempt twice), sent, and written down. An endpoint has at most
+``per_endpoint`` attempts in flight and the dispatcher ``concurrency``; a slow or dead endpoint
+uses its own share and never delays the others. An attempt that would exceed its endpoint's
+share is not leased this round (a lease that ran out would count as an attempt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+import structlog
+
+from application.calling.app import Calling
+from application.webhooks import deliveries
+from application.webhooks.ports import SecretBox, WebhookPoster
+from domain.webhooks.delivery import LEASE, WebhookDelivery
+
+log = structlog.get_logger(__name__)
+
+Due = Callable[[Any], list[tuple[uuid.UUID, str]]]  # now -> [(delivery uuid, endpoint id)]
+
+
+class WebhookDispatcher:
+    name = "webhook_dispatcher"
+
+    def __init__(self, calling: Calling, box: SecretBox, poster: Callable[[], WebhookPoster], due: Due, *,
+                 owner: str, poll_interval: float = 0.5, concurrency: int = 64, per_endpoint: int = 8,
+                 lease: timedelta = LEASE) -> None:
+        self.calling, self.box, self.due, self.owner = calling, box, due, owner
+        self._make_poster = poster
+        self._poster: WebhookPoster | None = None
+        self.poll_interval = poll_interval
+        self.lease = lease  # longer than an attempt can take: the sender's timeout and the bookkeeping
+        self.per_endpoint = per_endpoint
+        self._slots: asyncio.Semaphore | None = None
+        self._bound_to: asyncio.AbstractEventLoop | None = None
+        self._concurrency = concurrency
+        self._in_flight: dict[uuid.UUID, asyncio.Task[None]] = {}
+        self._per_endpoint: Counter[str] = Counter()
+        self._hints: list[tuple[uuid.UUID, str]] = []
+        self._hints_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- from other threads ----------------------------------------------------------------------
+
+    def hint(self, scheduled: Sequence[WebhookDelivery]) -> None:
+        """New deliveries: attempt them now rather than at the next poll."""
+        with self._hints_lock:
+            self._hints.extend((d.id, d.endpoint_id) for d in scheduled)
+        self.poke()
+
+    def poke(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(wake.set)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.poke()
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+
+    # --- on the dispatcher's loop ----------------------------------------------------------------
+
+    async def _run(self) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        while not self._stop.is_set():
+            try:
+                await self.run_due()
+            except Exception as exc:  # the database may be away: report, wait, go on
+                log.error("webhooks.dispatch_failed", error=type(exc).__name__, exc_info=exc)
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+        await self.drain()
+
+    async def run_due(self, *, wait: bool = False) -> int:
+        """Start an attempt for everything due now (``wait``: and wait for them); how many started."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._bound_to:  # a semaphore and an HTTP client belong to one loop
+            self._bound_to, self._slots, self._poster = loop, asyncio.Semaphore(self._concurrency), None
+        with self._hints_lock:
+            hinted, self._hints = self._hints, []
+        now = self.calling.ports.clock()
+        due = await asyncio.to_thread(self.due, now)
+        started = 0
+        for delivery_uuid, endpoint_id in _unique([*hinted, *due]):
+            if delivery_uuid in self._in_flight or self._per_endpoint[endpoint_id] >= self.per_endpoint:
+                continue
+            self._per_endpoint[endpoint_id] += 1
+            task = asyncio.create_task(self._attempt(delivery_uuid, endpoint_id))
+            self._in_flight[delivery_uuid] = task
+            started += 1
+        if wait:
+            await self.drain()
+        return started
+
+    async def drain(self) -> None:
+        while self._in_flight:
+            await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
+
+    async def _attempt(self, delivery_uuid: uuid.UUID, endpoint_id: str) -> None:
+        assert self._slots is not None
+        try:
+            async with self._slots:
+                attempt = await asyncio.to_thread(deliveries.lease, self.calling, self.box, delivery_uuid, self.owner,
+                                                  self.calling.ports.clock(), self.lease)
+                if attempt is None:
+                    return
+                poster = self._poster = self._poster or self._make_poster()
+                now = self.calling.ports.clock()
+                outcome = await poster.post(attempt.url, attempt.delivery.body.encode(),
+                                            attempt.headers(int(now.timestamp())))
+                await asyncio.to_thread(deliveries.record, self.calling, attempt, outcome, self.calling.ports.clock())
+                log.info("webhooks.attempt", delivery_id=attempt.delivery.delivery_id, attempt=attempt.number,
+                         status=outcome.status, error=outcome.error, latency_ms=outcome.latency_ms)
+        except Exception as exc:
+            log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), error=type(exc).__name__, exc_info=exc)
+        finally:
+            self._per_endpoint[endpoint_id] -= 1
+            self._in_flight.pop(delivery_uuid, None)
+
+
+def _unique(items: Iterable[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:
+    return list(dict(items).items())
