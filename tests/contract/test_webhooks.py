@@ -382,3 +382,22 @@ def test_a_slow_endpoint_does_not_hold_up_a_healthy_one(client, tenant, receiver
     slow.wait_for(20, timeout=30)
 
     assert max(r.at for r in fast.received) < max(r.at for r in slow.received) - 0.3
+
+
+def test_the_development_flags_are_announced_loudly_at_start(db, tmp_path, clock, mail, service_log):
+    from entrypoints.bootstrap import bootstrap
+    from entrypoints.settings import Settings
+    from tests.conftest import FAST_HASHER
+
+    quiet = bootstrap(Settings(data_dir=tmp_path / "a", secret_key="k" * 32), database=db, clock=clock, email=mail,
+                      hasher=FAST_HASHER, projections=False)
+    quiet.close()
+    assert "webhook_allow" not in service_log.getvalue()
+
+    loud = bootstrap(Settings(data_dir=tmp_path / "b", secret_key="k" * 32, webhook_allow_private=True,
+                              webhook_allow_http=True), database=db, clock=clock, email=mail, hasher=FAST_HASHER,
+                     projections=False)
+    loud.close()
+    lines = [json.loads(line) for line in service_log.getvalue().splitlines() if "webhook_allow" in line]
+    assert {line["event"] for line in lines} == {"webhook_allow_private.enabled", "webhook_allow_http.enabled"}
+    assert all(line["level"] == "warning" for line in lines)

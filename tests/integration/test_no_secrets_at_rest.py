@@ -46,11 +46,17 @@ def dump_schema(conninfo: str, schema: str) -> dict[str, str]:
 
 def run_scenario(client: Any, container: Any, mail: Any, clock: Any) -> dict[str, list[str]]:
     """Sign-up to logout; returns every secret that crossed the wire, by kind."""
-    secrets: dict[str, list[str]] = {"api key": [], "password": [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD], "token": [], "jwt": []}
+    secrets: dict[str, list[str]] = {"api key": [], "password": [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD], "token": [], "jwt": [],
+                                     "webhook secret": []}
 
     account = signup(client, email="secretive@example.com")
     secrets["api key"].append(account.api_key)
     approve(container, account)
+    # A public address literal: checked at creation without a lookup; nothing is ever sent to it here.
+    hook = client.post("/v1/webhooks", json={"url": "https://93.184.216.34/hook"}, headers=account.headers)
+    assert hook.status_code == 201, hook.text
+    secrets["webhook secret"].append(hook.json()["secret"])
+    assert client.get("/v1/webhooks", headers=account.headers).status_code == 200
     assert client.post("/auth/resend-verification", json={"email": account.email}).status_code == 200
 
     assert client.post("/auth/login", json={"email": account.email, "password": WRONG_PASSWORD}).status_code == 401
@@ -99,6 +105,8 @@ def needles(secrets: dict[str, list[str]]) -> list[tuple[str, str]]:
             found.append((kind, value))
             if kind == "api key":
                 found.append((kind + " suffix", value[16:]))  # the first 16 characters are the displayed prefix
+            if kind == "webhook secret":
+                found.append((kind + " body", value.removeprefix("whsec_")))
             if kind == "jwt":
                 found.append((kind + " signature", value.rsplit(".", 1)[1]))
     return found
