@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import itertools
 from datetime import datetime
 
 from psycopg_pool import ConnectionPool
@@ -24,6 +24,13 @@ ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + 1
 RETURNING hits"""
 
 PRUNE = "DELETE FROM rate_limit_windows WHERE window_start < %s"
+PRUNE_EVERY = 1000  # hits of one process between two prunes of windows older than a day
+_hits = itertools.count(1)
+
+
+def time_to_prune() -> bool:
+    """Every PRUNE_EVERY-th hit of this process (shared by both limiters' paths)."""
+    return next(_hits) % PRUNE_EVERY == 0
 
 
 class PostgresRateLimiter:
@@ -38,7 +45,7 @@ class PostgresRateLimiter:
         window_start = int(now.timestamp()) // window_seconds * window_seconds
         with self._pool.connection() as conn:
             row = conn.execute(HIT, (bucket, window_start), prepare=True).fetchone()
-            if random.random() < 0.001:  # noqa: S311 - housekeeping, not security
+            if time_to_prune():
                 conn.execute(PRUNE, (window_start - 86_400,))
         hits = int(row[0]) if row else 1
         return decide(hits, limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)

@@ -7,7 +7,6 @@ and the rate-limit write go through the app's async pool instead, one round trip
 
 from __future__ import annotations
 
-import random
 from datetime import datetime
 from uuid import UUID
 
@@ -15,7 +14,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from adapters.memory.rate_limiter import decide
-from adapters.postgres.rate_limiter import HIT, PRUNE
+from adapters.postgres.rate_limiter import HIT, PRUNE, time_to_prune
 from application.ports import RateDecision
 
 # The hit and the head are read by one statement: the head is at least what was committed
@@ -40,7 +39,7 @@ class RequestGate:
         async with self._pool.connection() as conn:
             cursor = await conn.execute(self._hit_and_head, (bucket, window_start), prepare=True)
             hits, head = await cursor.fetchone()
-            if random.random() < 0.001:  # noqa: S311 - housekeeping, not security
+            if time_to_prune():
                 await conn.execute(PRUNE, (window_start - 86_400,))
         decision = decide(int(hits), limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)
         return decision, int(head or 0)
