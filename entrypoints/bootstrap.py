@@ -148,7 +148,11 @@ def bootstrap(
     hasher: PasswordHasher | None = None,
     agent: tuple[AgentBrain, OutcomeExtractor] | None = None,
     projections: bool = True,
+    reactors: bool = True,
 ) -> Container:
+    """``projections``: the read models follow the logs in this process; ``reactors`` (with them):
+    so do the reactors and the webhook dispatcher (off for an API process when workers consume
+    from Kafka)."""
     database = database or resolve_database(settings)
     database.ensure_schema()
     env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
@@ -164,8 +168,7 @@ def bootstrap(
     container._closers.append(pool.close)
     _add_webhook_ports(container)
     if projections:
-        _add_followers(container, env)
-        _add_webhooks(container, env, pool)
+        _add_followers(container, env, pool, reactors=reactors)
     return container
 
 
@@ -189,41 +192,41 @@ def _add_webhook_ports(container: Container) -> None:
                         "webhooks may reach private addresses or go unencrypted")
 
 
-def _add_webhooks(container: Container, env: dict[str, str], pool: ConnectionPool) -> None:
-    """The deliveries view, the scheduler (terminal calls -> deliveries) and the dispatcher."""
+def _add_dispatcher(container: Container, pool: ConnectionPool) -> None:
+    """The webhook dispatcher: attempts what ``webhook_deliveries_v1`` shows due, leased."""
     import socket
     import uuid as uuid_module
     from datetime import timedelta
 
-    from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
-
     from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
-    from entrypoints.workers.webhook_scheduler import WebhookScheduler
-    from projections.webhook_deliveries.projection import WebhookDeliveriesProjection
     from projections.webhook_deliveries.queries import due_deliveries
-    from projections.webhook_deliveries.view import WebhookDeliveriesView
 
-    calling = container.calling
-    factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
-    container._closers.append(factory.close)
-    view = WebhookDeliveriesView(factory.datastore)
-    view.create_table()
-    projection = WebhookDeliveriesProjection(view, calling)
-    container.projections[projection.name] = _follower(container, calling, projection.name, projection.process_event,
-                                                       view, projection.handles)
-    owner = f"{socket.gethostname()}:{uuid_module.uuid4().hex[:8]}"
-    settings = container.settings
-    dispatcher = WebhookDispatcher(calling, container.secret_box, container.webhook_poster,
-                                   lambda now: due_deliveries(pool, now), owner=owner,
-                                   lease=timedelta(seconds=3 * min(10.0, settings.webhook_timeout_seconds) + 1))
+    timeout = min(10.0, container.settings.webhook_timeout_seconds)
+    dispatcher = WebhookDispatcher(container.calling, container.secret_box, container.webhook_poster,
+                                   lambda now: due_deliveries(pool, now),
+                                   owner=f"{socket.gethostname()}:{uuid_module.uuid4().hex[:8]}",
+                                   lease=timedelta(seconds=3 * timeout + 1))
     container.webhook_dispatcher = dispatcher
     container._background.append(dispatcher.start)
     container._closers.append(dispatcher.stop)  # closers run in reverse: before the pools it uses
-    tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name="webhook_scheduler_tracking")
-    tracking.create_table()
-    scheduler = WebhookScheduler(calling, tracking, scheduled=dispatcher.hint, retry_delays=settings.webhook_retry_delays)
-    container.reactors[scheduler.name] = _follower(container, calling, scheduler.name, scheduler.process_event,
-                                                   tracking, scheduler.handles)
+
+
+def reactor_factories(container: Container) -> dict[str, tuple[BoundaryApplication, Callable[[Any], Any]]]:
+    """Every reactor: the application whose events it follows, and how to build it given its
+    tracking (a tracking recorder on the notification log, processed event ids on Kafka)."""
+    from entrypoints.workers.call_runner import CallRunner
+    from entrypoints.workers.webhook_scheduler import WebhookScheduler
+
+    def hint(scheduled: Any) -> None:
+        if container.webhook_dispatcher is not None:
+            container.webhook_dispatcher.hint(scheduled)
+
+    calling = container.calling
+    return {
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking)),
+        WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
+            calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
+    }
 
 
 def _follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
@@ -238,10 +241,11 @@ def _follower(container: Container, app: BoundaryApplication, name: str, process
     return worker
 
 
-def _add_followers(container: Container, env: dict[str, str]) -> None:
+def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool) -> None:
     from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
 
-    from entrypoints.workers.call_runner import CallRunner
+    from projections.webhook_deliveries.projection import WebhookDeliveriesProjection
+    from projections.webhook_deliveries.view import WebhookDeliveriesView
 
     factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container._closers.append(factory.close)
@@ -250,6 +254,7 @@ def _add_followers(container: Container, env: dict[str, str]) -> None:
         (container.accounts, ApiKeysView, ApiKeysProjection),
         (container.calling, SuppressionsView, SuppressionsProjection),
         (container.calling, CallsListView, CallsListProjection),
+        (container.calling, WebhookDeliveriesView, lambda view: WebhookDeliveriesProjection(view, container.calling)),
     ]
     for app, view_class, projection_class in views:
         view = view_class(factory.datastore)
@@ -257,13 +262,18 @@ def _add_followers(container: Container, env: dict[str, str]) -> None:
         projection = projection_class(view)
         container.projections[projection.name] = _follower(container, app, projection.name, projection.process_event,
                                                            view, projection.handles)
-    tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name="call_runner_tracking")
-    tracking.create_table()
-    call_runner = CallRunner(container.calling, tracking)
-    container._closers.append(call_runner.close)
-    container.reactors[call_runner.name] = _follower(container, container.calling, call_runner.name,
-                                                     call_runner.process_event, tracking, call_runner.handles)
     _add_watchdog(container)
+    if not reactors:
+        return
+    _add_dispatcher(container, pool)
+    for name, (app, build) in reactor_factories(container).items():
+        tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name=f"{name}_tracking")
+        tracking.create_table()
+        reactor = build(tracking)
+        close = getattr(reactor, "close", None)
+        if close is not None:
+            container._closers.append(close)
+        container.reactors[name] = _follower(container, app, name, reactor.process_event, tracking, reactor.handles)
 
 
 def _add_watchdog(container: Container, interval: float = 5.0) -> None:

@@ -70,21 +70,83 @@ def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = Non
 
 
 @app.command()
-def worker(data_dir: DataDirOpt = None) -> None:
-    """Run the projections (read models) without the HTTP service, until interrupted."""
+def worker(
+    data_dir: DataDirOpt = None,
+    projections: Annotated[bool, typer.Option("--projections/--no-projections",
+                                              help="Keep the read models up to date")] = True,
+    reactors: Annotated[bool, typer.Option("--reactors/--no-reactors",
+                                           help="Run the reactors (the call runner)")] = True,
+) -> None:
+    """Run the projections and the reactors without the HTTP service, until interrupted.
+
+    Reactors follow the notification log, or consume from Kafka when CALLWRIGHT_KAFKA_BOOTSTRAP is set.
+    A projector is `worker --no-reactors`.
+    """
+    import structlog
+
     from entrypoints.bootstrap import bootstrap
     from entrypoints.logging import configure
+    from entrypoints.workers.kafka_mode import KafkaSettings, Workers, kafka_reactors
 
     settings = _settings(data_dir=data_dir)
     configure(settings.log_level, settings.log_format)
+    kafka = KafkaSettings.from_env()
     container = bootstrap(settings)
+    fed = Workers()
+    if not reactors:
+        container.reactors.clear()
+    elif kafka is not None:
+        fed = kafka_reactors(container, kafka)
+    if not projections:
+        container.projections.clear()
+    structlog.get_logger("callwright.worker").info(
+        "worker.starting", projections=sorted(container.projections),
+        reactors_from_log=sorted(container.reactors), reactors_from_kafka=sorted(fed.sources),
+        kafka=kafka.bootstrap if kafka and fed.sources else None)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    container.start_projections()
     try:
+        container.start_projections()
+        fed.start()
         stop.wait()
     finally:
+        fed.stop()
+        container.close()
+
+
+@app.command()
+def relay(data_dir: DataDirOpt = None) -> None:
+    """Publish every event to Kafka (CALLWRIGHT_KAFKA_BOOTSTRAP) until interrupted.
+
+    One relay per application leads across processes; other copies stand by.
+    """
+    import structlog
+
+    from entrypoints.bootstrap import bootstrap
+    from entrypoints.logging import configure
+    from entrypoints.workers.kafka_mode import KafkaSettings, relays
+
+    settings = _settings(data_dir=data_dir)
+    configure(settings.log_level, settings.log_format)
+    kafka = KafkaSettings.from_env()
+    if kafka is None:
+        typer.echo("error: set CALLWRIGHT_KAFKA_BOOTSTRAP (host:port) to relay events to Kafka", err=True)
+        raise typer.Exit(2)
+    container = bootstrap(settings, projections=False)
+    workers = relays(container, kafka)
+    structlog.get_logger("callwright.relay").info(
+        "relay.starting", kafka=kafka.bootstrap,
+        topics=[kafka.topic(app) for app in (container.accounts, container.calling)],
+        hint="one relay per application leads; other copies stand by")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        workers.start()
+        stop.wait()
+    finally:
+        workers.stop()
         container.close()
 
 

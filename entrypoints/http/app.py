@@ -103,8 +103,12 @@ def create_app_from_env() -> Litestar:
     from entrypoints.logging import configure
     from entrypoints.settings import Settings
 
+    import os
+
     settings = Settings.from_env()
     configure(settings.log_level, settings.log_format, final=True)
-    return create_app(bootstrap(settings), owns_container=True)
+    # With Kafka, reactors and the webhook dispatcher run in `callwright worker` processes.
+    reactors = not os.environ.get("CALLWRIGHT_KAFKA_BOOTSTRAP", "").strip()
+    return create_app(bootstrap(settings, reactors=reactors), owns_container=True)
 
 

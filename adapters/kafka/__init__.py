@@ -1,0 +1,1 @@
+"""Kafka adapter: the event envelope and a publisher over aiokafka (ARCHITECTURE.md §6)."""
