@@ -94,7 +94,7 @@ class WebhookSender:
         self._read_cap = read_cap
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),
-            max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0, retries=0,
+            max_connections=100, max_keepalive_connections=64, keepalive_expiry=5.0, retries=0,
             network_backend=_PinnedBackend(network_backend or httpcore.AnyIOBackend()),
         )
 

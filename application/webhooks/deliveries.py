@@ -26,30 +26,46 @@ ENDPOINT_DELETED = "the endpoint was deleted"
 
 
 def schedule(calling: Calling, call: Call, retry_delays: Sequence[float] | None = None) -> list[WebhookDelivery]:
-    """One delivery of ``call.completed`` per active endpoint of the call's tenant (new ones only);
-    ``retry_delays`` (seconds after each failure) defaults to the spec's schedule."""
+    """One delivery of ``call.completed`` per active endpoint of the call's tenant, saved together;
+    ``retry_delays`` (seconds after each failure) defaults to the spec's schedule. Seeing the same
+    call event again saves nothing new (the deliveries' ids derive from it)."""
     index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(call.tenant_id))
     if index is None or not index.active_ids:
         return []
     event = payload.call_completed(call)
     body = payload.encode(event)
     now = calling.ports.clock()
-    scheduled = []
-    for endpoint_id in index.active_ids:
+    targets = [i for i in index.active_ids if CALL_COMPLETED in _events_of(calling, i)]
+
+    def build(endpoint_ids: list[str]) -> list[WebhookDelivery]:
+        return [WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
+                                event_id=event["id"], event_type=CALL_COMPLETED, body=body, at=now,
+                                retry_delays=list(retry_delays) if retry_delays is not None else None)
+                for endpoint_id in endpoint_ids]
+
+    fresh = build(targets)
+    try:
+        calling.commit(*fresh)
+        return fresh
+    except ConflictError:  # this event was seen before, by this scheduler or another: keep what is new
+        saved = []
+        for delivery in build(targets):
+            try:
+                calling.commit(delivery)
+            except ConflictError:
+                continue
+            saved.append(delivery)
+        return saved
+
+
+def _events_of(calling: Calling, endpoint_id: str) -> tuple[str, ...]:
+    """An endpoint's event names (fixed at creation, so remembered for good)."""
+    remembered = calling.lookups.get(("webhook-events", endpoint_id), 0)
+    if remembered is None:
         endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(endpoint_id))
-        if endpoint is None or not endpoint.subscribes_to(CALL_COMPLETED):
-            continue
-        if calling.find(WebhookDelivery, WebhookDelivery.create_id(event["id"], endpoint_id)) is not None:
-            continue  # this event was seen before
-        delivery = WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
-                                   event_id=event["id"], event_type=CALL_COMPLETED, body=body, at=now,
-                                   retry_delays=list(retry_delays) if retry_delays is not None else None)
-        try:
-            calling.commit(delivery)
-        except ConflictError:
-            continue  # another scheduler saved it first
-        scheduled.append(delivery)
-    return scheduled
+        remembered = tuple(endpoint.events) if endpoint is not None else ()
+        calling.lookups.put(("webhook-events", endpoint_id), 0, remembered)
+    return remembered
 
 
 @dataclass(frozen=True)

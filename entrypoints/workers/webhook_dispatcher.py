@@ -48,6 +48,7 @@ class WebhookDispatcher:
         self._concurrency = concurrency
         self._in_flight: dict[uuid.UUID, asyncio.Task[None]] = {}
         self._per_endpoint: Counter[str] = Counter()
+        self._waiting_for_slots = False  # something due was left out for want of a slot
         self._hints: list[tuple[uuid.UUID, str]] = []
         self._hints_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,8 +105,16 @@ class WebhookDispatcher:
         now = self.calling.ports.clock()
         due = await asyncio.to_thread(self.due, now)
         started = 0
+        self._waiting_for_slots = False
+        hinted_ids = {delivery_uuid for delivery_uuid, _ in hinted}
         for delivery_uuid, endpoint_id in _unique([*hinted, *due]):
-            if delivery_uuid in self._in_flight or self._per_endpoint[endpoint_id] >= self.per_endpoint:
+            if delivery_uuid in self._in_flight:
+                continue
+            if self._per_endpoint[endpoint_id] >= self.per_endpoint:
+                self._waiting_for_slots = True
+                if delivery_uuid in hinted_ids:  # not in the view yet, perhaps: keep it for the next round
+                    with self._hints_lock:
+                        self._hints.append((delivery_uuid, endpoint_id))
                 continue
             self._per_endpoint[endpoint_id] += 1
             task = asyncio.create_task(self._attempt(delivery_uuid, endpoint_id))
@@ -139,6 +148,8 @@ class WebhookDispatcher:
         finally:
             self._per_endpoint[endpoint_id] -= 1
             self._in_flight.pop(delivery_uuid, None)
+            if self._waiting_for_slots and self._wake is not None and asyncio.get_running_loop() is self._loop:
+                self._wake.set()  # a slot is free: what waited for it goes in the next round
 
 
 def _unique(items: Iterable[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:
