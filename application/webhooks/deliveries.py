@@ -82,10 +82,11 @@ class Attempt:
 
 
 def lease(calling: Calling, box: SecretBox, delivery_uuid: uuid.UUID, owner: str, now: datetime,
-          duration: timedelta = LEASE) -> Attempt | None:
+          duration: timedelta = LEASE, known: WebhookDelivery | None = None) -> Attempt | None:
     """The delivery's next attempt for ``owner``, or None: nothing due, someone else has it, or
-    the endpoint is gone (the delivery is then cancelled)."""
-    delivery = calling.find(WebhookDelivery, delivery_uuid)
+    the endpoint is gone (the delivery is then cancelled). ``known``: the delivery as just saved
+    by its scheduler (saves a read; if it is stale, the lease conflicts and nothing is sent)."""
+    delivery = known if known is not None else calling.find(WebhookDelivery, delivery_uuid)
     if delivery is None:
         return None
     endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(delivery.endpoint_id))

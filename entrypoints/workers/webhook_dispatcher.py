@@ -50,6 +50,7 @@ class WebhookDispatcher:
         self._per_endpoint: Counter[str] = Counter()
         self._waiting_for_slots = False  # something due was left out for want of a slot
         self._hints: list[tuple[uuid.UUID, str]] = []
+        self._fresh: dict[uuid.UUID, WebhookDelivery] = {}  # hinted deliveries as saved: no read to lease them
         self._hints_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -62,6 +63,7 @@ class WebhookDispatcher:
         """New deliveries: attempt them now rather than at the next poll."""
         with self._hints_lock:
             self._hints.extend((d.id, d.endpoint_id) for d in scheduled)
+            self._fresh.update((d.id, d) for d in scheduled)
         self.poke()
 
     def poke(self) -> None:
@@ -109,6 +111,9 @@ class WebhookDispatcher:
         hinted_ids = {delivery_uuid for delivery_uuid, _ in hinted}
         for delivery_uuid, endpoint_id in _unique([*hinted, *due]):
             if delivery_uuid in self._in_flight:
+                if delivery_uuid in hinted_ids:  # hinted again while under way (a manual retry): next round
+                    with self._hints_lock:
+                        self._hints.append((delivery_uuid, endpoint_id))
                 continue
             if self._per_endpoint[endpoint_id] >= self.per_endpoint:
                 self._waiting_for_slots = True
@@ -131,9 +136,11 @@ class WebhookDispatcher:
     async def _attempt(self, delivery_uuid: uuid.UUID, endpoint_id: str) -> None:
         assert self._slots is not None
         try:
+            with self._hints_lock:
+                known = self._fresh.pop(delivery_uuid, None)
             async with self._slots:
                 attempt = await asyncio.to_thread(deliveries.lease, self.calling, self.box, delivery_uuid, self.owner,
-                                                  self.calling.ports.clock(), self.lease)
+                                                  self.calling.ports.clock(), self.lease, known)
                 if attempt is None:
                     return
                 poster = self._poster = self._poster or self._make_poster()

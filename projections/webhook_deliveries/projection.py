@@ -1,5 +1,5 @@
 """Keeps ``webhook_deliveries_v1`` in step with WebhookDelivery events: the row is the aggregate as
-of the event's version (read back from the event store), written only over an older version.
+of the event's version (read back from the event store), written only over an older version (a lease, which moves only ``due_at``, is applied directly).
 Deliveries are few next to calls' events, so the read per event is cheap and the view can never
 compute a schedule differently from the domain."""
 
@@ -41,8 +41,15 @@ class WebhookDeliveriesProjection:
             "next_attempt_at = EXCLUDED.next_attempt_at, due_at = EXCLUDED.due_at, version = EXCLUDED.version "
             "WHERE d.version < EXCLUDED.version"
         )
+        # A lease moves the next chance to attempt to the lease's end (WebhookDelivery.due_at).
+        self._leased = view.sql("UPDATE {schema}.{table} SET due_at = %(due_at)s, version = %(version)s "
+                                "WHERE delivery_uuid = %(delivery_uuid)s AND version < %(version)s")
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
+        if isinstance(event, WebhookDelivery.Leased):  # the most frequent event moves only due_at
+            self.view.write([(self._leased, {"delivery_uuid": event.originator_id, "due_at": event.until,
+                                             "version": event.originator_version})], tracking)
+            return
         delivery = self.app.repository.get(event.originator_id, version=event.originator_version)
         params = {
             "delivery_uuid": delivery.id, "delivery_id": delivery.delivery_id, "tenant_id": delivery.tenant_id,
