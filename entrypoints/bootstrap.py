@@ -254,7 +254,7 @@ def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPo
         (container.accounts, ApiKeysView, ApiKeysProjection),
         (container.calling, SuppressionsView, SuppressionsProjection),
         (container.calling, CallsListView, CallsListProjection),
-        (container.calling, WebhookDeliveriesView, lambda view: WebhookDeliveriesProjection(view, container.calling)),
+        (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
     ]
     for app, view_class, projection_class in views:
         view = view_class(factory.datastore)
