@@ -63,3 +63,9 @@ class ValidationFailedError(ApplicationError):
     def __init__(self, problems: list[tuple[list[str | int], str, str, Any]]) -> None:
         super().__init__("; ".join(message for _, message, _, _ in problems) or "invalid request")
         self.problems = problems  # (loc, message, type code, input)
+
+
+class UpstreamUnavailableError(ApplicationError):
+    """A provider the request depends on could not be reached or failed on its side; answered 502."""
+
+    code = "upstream_unavailable"

@@ -110,3 +110,9 @@ def _summary(head: str, problems: list[Problem]) -> str:
     shown = "; ".join(f"{'.'.join(map(str, loc)) or '(root)'}: {msg}" for loc, msg, _ in problems[:5])
     more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
     return f"{head}: {shown}{more}"
+
+
+class NumberNotInAccountError(DomainError):
+    """A caller number that the verified carrier account does not hold (SPEC.md Providers)."""
+
+    code = "number_not_in_account"

@@ -64,6 +64,8 @@ class Container:
     secret_box: Any = None  # seals webhook secrets at rest (application.webhooks.ports.SecretBox)
     webhook_poster: Any = None  # () -> application.webhooks.ports.WebhookPoster, behind the SSRF guard
     webhook_dispatcher: Any = None  # entrypoints.workers.webhook_dispatcher.WebhookDispatcher, with the followers
+    carrier: Any = None  # application.providers.ports.Carrier (Twilio, or the API at twilio_api_base_url)
+    credential_box: Any = None  # seals provider auth tokens at rest (its own key and purpose)
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
 
@@ -167,6 +169,7 @@ def bootstrap(
                           database=database)
     container._closers.append(pool.close)
     _add_webhook_ports(container)
+    _add_provider_ports(container)
     if projections:
         _add_followers(container, env, pool, reactors=reactors)
     return container
@@ -190,6 +193,20 @@ def _add_webhook_ports(container: Container) -> None:
         if getattr(settings, flag):
             log.warning(f"{flag}.enabled", hint=f"CALLWRIGHT_{flag.upper()} is for local development only: "
                         "webhooks may reach private addresses or go unencrypted")
+
+
+def _add_provider_ports(container: Container) -> None:
+    from adapters.crypto.secret_box import AesGcmSecretBox
+    from adapters.twilio.carrier import TwilioCarrier
+
+    settings = container.settings
+    secret, _ = master_key.load_or_create(settings.secret_key, settings.data_dir)
+    container.credential_box = AesGcmSecretBox(master_key.derive(secret, "provider-credentials"),
+                                               purpose="provider-auth-token")
+    container.carrier = TwilioCarrier(settings.twilio_api_base_url)
+    if settings.twilio_api_base_url:
+        log.warning("twilio_api_base_url.set", url=settings.twilio_api_base_url,
+                    hint="carrier requests go to this server, not to Twilio")
 
 
 def _add_dispatcher(container: Container, pool: ConnectionPool) -> None:

@@ -31,6 +31,8 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     anthropic_model: str | None = None
+    # None: the real Twilio API; else every *.twilio.com request goes here (a fake carrier in tests).
+    twilio_api_base_url: str | None = None
     # Local development only: webhook targets on private addresses, and plain http.
     webhook_allow_private: bool = False
     webhook_allow_http: bool = False
@@ -60,6 +62,8 @@ class Settings:
                 values[name] = env[name.upper()]
         if env.get("CALLWRIGHT_ANTHROPIC_MODEL"):
             values["anthropic_model"] = env["CALLWRIGHT_ANTHROPIC_MODEL"]
+        if env.get("CALLWRIGHT_TWILIO_API_BASE_URL"):
+            values["twilio_api_base_url"] = env["CALLWRIGHT_TWILIO_API_BASE_URL"].strip()
         for name in ("webhook_allow_private", "webhook_allow_http"):
             if env.get(f"CALLWRIGHT_{name.upper()}"):
                 values[name] = env[f"CALLWRIGHT_{name.upper()}"].strip().lower() in ("1", "true", "yes", "on")

@@ -42,7 +42,7 @@ def _rejected(to: str, code: str, message: str) -> dict[str, Any]:
 
 def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, items: list[BatchItem],
                   now: datetime) -> BatchResult:
-    schema = check_shared(shared)
+    schema = check_shared(calling, principal.tenant_id, shared)
     suppressions = index_of(calling, principal.tenant_id)  # one read for every item
     calls: list[Call] = []
     results: list[dict[str, Any]] = []

@@ -23,6 +23,7 @@ from entrypoints.http.controllers.admin import AdminController
 from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
 from entrypoints.http.controllers.calls import CallsController
+from entrypoints.http.controllers.providers import ProvidersController
 from entrypoints.http.controllers.suppressions import SuppressionsController
 from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
@@ -75,6 +76,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             AuditController,
             AdminController,
             CallsController,
+            ProvidersController,
             SuppressionsController,
             WebhooksController,
             healthz,

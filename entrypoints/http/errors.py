@@ -24,6 +24,7 @@ from application.errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitedError,
+    UpstreamUnavailableError,
     ValidationFailedError,
 )
 
@@ -36,6 +37,7 @@ STATUS: dict[type[ApplicationError], int] = {
     ConflictError: 409,
     InvalidTokenError: 400,
     RateLimitedError: 429,
+    UpstreamUnavailableError: 502,
 }
 
 _DEFAULT_CODES = {400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found",

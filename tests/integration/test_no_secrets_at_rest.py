@@ -1,7 +1,8 @@
 """ARCHITECTURE.md §4: no secret ever enters an event or a table; SPEC.md: only the key's SHA-256 is kept.
 
-One scenario touches every secret the accounts boundary handles, then every row of every table
-of the test schema and every log line are searched for each of them.
+One scenario touches every secret the accounts boundary handles (and the carrier auth token, verified
+against the fake carrier), then every row of every table of the test schema and every log line are
+searched for each of them.
 """
 
 from __future__ import annotations
@@ -12,14 +13,33 @@ import re
 from datetime import timedelta
 from typing import Any
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import psycopg
+import pytest
 from psycopg import sql
 
+from entrypoints.settings import Settings
 from tests.conftest import PASSWORD, approve, signup
+from tests.fakes.twilio.rest import FakeTwilio
 
 NEW_PASSWORD = "a brand new passphrase"
 WRONG_PASSWORD = "not my password at all"
 MAILED_TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$", re.MULTILINE)  # secrets.token_urlsafe(32)
+WRONG_CARRIER_TOKEN = "d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f"
+
+
+@pytest.fixture
+def fake_carrier() -> Iterator[FakeTwilio]:
+    with FakeTwilio() as fake:
+        yield fake
+
+
+@pytest.fixture
+def settings(tmp_path: Path, fake_carrier: FakeTwilio) -> Settings:
+    return Settings(data_dir=tmp_path / "var", secret_key="test-secret-key-0123456789abcdef",
+                    twilio_api_base_url=fake_carrier.base_url)
 
 
 def dump_schema(conninfo: str, schema: str) -> dict[str, str]:
@@ -44,10 +64,10 @@ def dump_schema(conninfo: str, schema: str) -> dict[str, str]:
     return tables
 
 
-def run_scenario(client: Any, container: Any, mail: Any, clock: Any) -> dict[str, list[str]]:
+def run_scenario(client: Any, container: Any, mail: Any, clock: Any, carrier: FakeTwilio) -> dict[str, list[str]]:
     """Sign-up to logout; returns every secret that crossed the wire, by kind."""
     secrets: dict[str, list[str]] = {"api key": [], "password": [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD], "token": [], "jwt": [],
-                                     "webhook secret": []}
+                                     "webhook secret": [], "carrier token": [WRONG_CARRIER_TOKEN]}
 
     account = signup(client, email="secretive@example.com")
     secrets["api key"].append(account.api_key)
@@ -57,6 +77,19 @@ def run_scenario(client: Any, container: Any, mail: Any, clock: Any) -> dict[str
     assert hook.status_code == 201, hook.text
     secrets["webhook secret"].append(hook.json()["secret"])
     assert client.get("/v1/webhooks", headers=account.headers).status_code == 200
+    twilio = carrier.add_account(friendly_name="Secretive Co", numbers=[("+14155550100", "Main")])
+    secrets["carrier token"].append(twilio.auth_token)
+    wrong = {"account_sid": twilio.sid, "auth_token": WRONG_CARRIER_TOKEN}
+    assert client.post("/v1/providers/carrier/verify", json=wrong, headers=account.headers).status_code == 422
+    right = {"account_sid": twilio.sid, "auth_token": twilio.auth_token}
+    assert client.post("/v1/providers/carrier/verify", json=right, headers=account.headers).status_code == 200
+    chosen = client.post("/v1/providers/select-number", json={"e164": "+14155550100"}, headers=account.headers)
+    assert chosen.status_code == 200
+    assert client.get("/v1/providers/twilio", headers=account.headers).json()["last4"] == twilio.auth_token[-4:]
+    live = client.post("/v1/calls", headers=account.headers, json={
+        "to": "+442071838750", "objective": "Confirm", "outcome_schema": {"ok": {"type": "boolean"}},
+        "consent_type": "prior_express", "mode": "live"})
+    assert live.status_code == 422  # the stored token is read for nothing yet: live dialing comes later
     assert client.post("/auth/resend-verification", json={"email": account.email}).status_code == 200
 
     assert client.post("/auth/login", json={"email": account.email, "password": WRONG_PASSWORD}).status_code == 401
@@ -107,20 +140,23 @@ def needles(secrets: dict[str, list[str]]) -> list[tuple[str, str]]:
                 found.append((kind + " suffix", value[16:]))  # the first 16 characters are the displayed prefix
             if kind == "webhook secret":
                 found.append((kind + " body", value.removeprefix("whsec_")))
+            if kind == "carrier token":
+                found.append((kind + " body", value[:-4]))  # the last four are shown by design
             if kind == "jwt":
                 found.append((kind + " signature", value.rsplit(".", 1)[1]))
     return found
 
 
-def test_no_secret_is_stored_or_logged(client, container, mail, clock, capsys, caplog, service_log):
+def test_no_secret_is_stored_or_logged(client, container, mail, clock, capsys, caplog, service_log, fake_carrier):
     caplog.set_level(logging.DEBUG)
-    secrets = run_scenario(client, container, mail, clock)
+    secrets = run_scenario(client, container, mail, clock, fake_carrier)
     container.wait_for_views()
 
     tables = dump_schema(container.database.conninfo(), container.database.schema)
     events = tables["accounts_events"]
     # The dump really shows event contents: public facts of the scenario are readable in it.
     assert "secretive@example.com" in events and secrets["api key"][0][:16] in events
+    assert "Secretive Co" in tables["calling_events"]  # the provider credential's events are in the dump
     assert {"api_keys_v1", "audit_events_v1", "rate_limit_windows"} <= set(tables)
 
     captured = capsys.readouterr()

@@ -57,3 +57,10 @@ def test_settings_read_the_environment_and_options_win():
     assert settings.tier_limit("unknown") == 5
     assert Settings.from_env(env, port=9000).port == 9000
     assert settings.base_url == "http://127.0.0.1:8100"
+
+
+def test_the_twilio_api_base_url_defaults_to_the_real_api_and_can_point_at_a_fake():
+    """Issue 5 item 8: CALLWRIGHT_TWILIO_API_BASE_URL points a running server at any fake carrier."""
+    assert Settings.from_env({}).twilio_api_base_url is None
+    fake = Settings.from_env({"CALLWRIGHT_TWILIO_API_BASE_URL": "http://127.0.0.1:9999"})
+    assert fake.twilio_api_base_url == "http://127.0.0.1:9999"

@@ -12,7 +12,7 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from application.calling import batch as batch_use_case
-from application.calling.create import CallRequest, prepare_call
+from application.calling.create import LIVE, CallRequest, prepare_call
 from application.calling.idempotency import Answer, run_once, save_first_time
 from application.calling.suppressions import NOT_REMEMBERED, index_of, remembered_index
 from application.calling.lifecycle import cancel_call, owned_call
@@ -88,8 +88,8 @@ async def _create_on_loop(container: Container, principal: Principal, request: C
     request through ``run_once`` in a thread: the key was used before, or validation failed
     while a key may hold an earlier answer to replay."""
     calling, gate = container.calling, container.request_gate
-    if gate is None or not calling.commits_async:
-        return None
+    if gate is None or not calling.commits_async or request.mode == LIVE:
+        return None  # live calls read the tenant's carrier credentials: in a thread
     version = await gate.calling_version(SuppressionIndex.create_id(principal.tenant_id))
     index = remembered_index(calling, principal.tenant_id, version)
     if index is NOT_REMEMBERED:

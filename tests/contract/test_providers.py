@@ -1,0 +1,201 @@
+"""``/v1/providers`` (SPEC.md Providers, Provider credential; issue 5 item 1) against the fake
+carrier: the credentials are checked with the carrier through the ``twilio`` SDK, then stored
+sealed; the caller number must be one of the account's numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from adapters.postgres.database import DatabaseConfig
+from entrypoints.bootstrap import Container
+from tests.conftest import Account
+from tests.contract.calls_support import call_body, new_tenant, only_problem, scoped_key
+from tests.contract.shared_app import shared_app
+from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
+
+NUMBERS = [("+14155550100", "Front desk"), ("+14155550101", "Reminders")]
+VERIFY = "/v1/providers/carrier/verify"
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeTwilio]:
+    with FakeTwilio() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def app(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory,
+        fake: FakeTwilio) -> Iterator[tuple[TestClient[Any], Container]]:
+    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url) as built:
+        yield built
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app[0]
+
+
+@pytest.fixture(scope="module")
+def container(app):
+    return app[1]
+
+
+@pytest.fixture
+def tenant(client, container) -> Account:
+    return new_tenant(client, container)
+
+
+@pytest.fixture
+def twilio_account(fake) -> FakeAccount:
+    return fake.add_account(friendly_name="Acme Dental", numbers=NUMBERS)
+
+
+def verify(client: TestClient[Any], headers: dict[str, str], sid: str, token: str) -> Any:
+    return client.post(VERIFY, json={"account_sid": sid, "auth_token": token}, headers=headers)
+
+
+def test_verified_credentials_answer_the_account_and_its_numbers(client, tenant, twilio_account, fake):
+    response = verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token)
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert {k: body[k] for k in ("status", "account_name", "phone_numbers")} == {
+        "status": "verified", "account_name": "Acme Dental",
+        "phone_numbers": [{"number": "+14155550100", "friendly": "Front desk"},
+                          {"number": "+14155550101", "friendly": "Reminders"}]}
+    asked = [(r.method, r.path, r.account_sid) for r in fake.received if r.account_sid == twilio_account.sid]
+    assert asked == [("GET", f"/2010-04-01/Accounts/{twilio_account.sid}.json", twilio_account.sid),
+                     ("GET", f"/2010-04-01/Accounts/{twilio_account.sid}/IncomingPhoneNumbers.json", twilio_account.sid)]
+
+
+def test_status_shows_not_configured_then_verified_with_the_tokens_last_four(client, tenant, twilio_account):
+    """SPEC.md Provider credential: the stored-credential view is {status, last4}."""
+    for name in ("twilio", "carrier"):
+        before = client.get(f"/v1/providers/{name}", headers=tenant.headers)
+        assert (before.status_code, before.json()) == (200, {"status": "not_configured", "last4": None})
+
+    assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
+
+    for name in ("twilio", "carrier"):
+        after = client.get(f"/v1/providers/{name}", headers=tenant.headers)
+        assert after.json() == {"status": "verified", "last4": twilio_account.auth_token[-4:]}
+
+
+def test_an_unknown_provider_is_not_found(client, tenant):
+    response = client.get("/v1/providers/plivo", headers=tenant.headers)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "provider_not_found"
+
+
+def test_a_wrong_token_is_refused_with_a_clear_reason_and_nothing_is_stored(client, tenant, twilio_account):
+    wrong = "0" * 28 + "beef"
+    problem = only_problem(verify(client, tenant.headers, twilio_account.sid, wrong))
+
+    assert (problem["loc"], problem["type"]) == (["body", "auth_token"], "carrier_auth_failed")
+    assert "did not accept" in problem["msg"] and problem["input"] is None  # the token is never echoed
+    assert client.get("/v1/providers/twilio", headers=tenant.headers).json()["status"] == "not_configured"
+
+
+def test_an_unknown_account_is_refused(client, tenant, fake):
+    unknown = "AC" + "1" * 32
+    problem = only_problem(verify(client, tenant.headers, unknown, "a" * 32))
+    # Twilio answers 401 for an account these credentials cannot sign in to, whether it exists or not.
+    assert problem["type"] == "carrier_auth_failed"
+
+
+def test_a_malformed_account_sid_is_refused_before_the_carrier_is_asked(client, tenant, fake):
+    before = len(fake.received)
+    problem = only_problem(verify(client, tenant.headers, "AC../../Calls", "a" * 32))
+    assert (problem["loc"], problem["type"]) == (["body", "account_sid"], "invalid_account_sid")
+    assert len(fake.received) == before
+
+
+def test_a_suspended_account_is_refused(client, tenant, fake):
+    suspended = fake.add_account(status="suspended", numbers=NUMBERS)
+    problem = only_problem(verify(client, tenant.headers, suspended.sid, suspended.auth_token))
+    assert (problem["loc"], problem["type"]) == (["body", "account_sid"], "carrier_account_inactive")
+
+
+def test_an_unreachable_carrier_answers_502_and_stores_nothing(client, tenant, twilio_account, fake):
+    port = fake.port
+    fake.stop()
+    try:
+        response = verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token)
+    finally:
+        fake.start(port)
+    assert response.status_code == 502, response.text
+    assert response.json()["error"]["code"] == "carrier_unreachable"
+    assert twilio_account.auth_token not in response.text
+    assert client.get("/v1/providers/twilio", headers=tenant.headers).json()["status"] == "not_configured"
+
+
+def test_the_caller_number_must_be_one_of_the_accounts_numbers(client, tenant, twilio_account):
+    refused_first = only_problem(client.post("/v1/providers/select-number", json={"e164": NUMBERS[0][0]},
+                                             headers=tenant.headers))
+    assert refused_first["type"] == "carrier_not_configured"
+
+    assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
+    chosen = client.post("/v1/providers/select-number", json={"e164": "+14155550101"}, headers=tenant.headers)
+    assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["caller_number"] == "+14155550101"
+
+    refused = only_problem(client.post("/v1/providers/select-number", json={"e164": "+14155550199"},
+                                       headers=tenant.headers))
+    assert (refused["loc"], refused["type"], refused["input"]) == (["body", "e164"], "number_not_in_account",
+                                                                   "+14155550199")
+
+
+def test_reverifying_another_account_replaces_the_credentials(client, tenant, twilio_account, fake):
+    assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
+    client.post("/v1/providers/select-number", json={"e164": NUMBERS[0][0]}, headers=tenant.headers)
+    other = fake.add_account(friendly_name="Other", numbers=[("+14155550555", "Main")])
+
+    body = verify(client, tenant.headers, other.sid, other.auth_token).json()
+
+    assert (body["account_name"], body["caller_number"]) == ("Other", None)  # the old number is not in it
+    assert client.get("/v1/providers/twilio", headers=tenant.headers).json()["last4"] == other.auth_token[-4:]
+
+
+def test_credentials_are_per_tenant(client, container, tenant, twilio_account):
+    assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
+    other = new_tenant(client, container)
+    assert client.get("/v1/providers/twilio", headers=other.headers).json()["status"] == "not_configured"
+
+
+def test_provider_routes_need_the_providers_write_scope(client, tenant, twilio_account):
+    """SPEC.md Authentication §5; GET /v1/providers/{provider} takes providers:write too (our choice)."""
+    reader = scoped_key(client, tenant, ["calls:read", "calls:create", "webhooks:write"])
+    writer = scoped_key(client, tenant, ["providers:write"])
+    attempts = [
+        ("POST", VERIFY, {"account_sid": twilio_account.sid, "auth_token": twilio_account.auth_token}),
+        ("POST", "/v1/providers/select-number", {"e164": NUMBERS[0][0]}),
+        ("GET", "/v1/providers/twilio", None),
+    ]
+    for method, path, body in attempts:
+        refused = client.request(method, path, json=body, headers=reader)
+        assert refused.status_code == 403, (path, refused.text)
+        assert refused.json()["error"]["code"] == "insufficient_scope"
+    for method, path, body in attempts:
+        assert client.request(method, path, json=body, headers=writer).status_code == 200, path
+
+
+def test_a_live_call_is_refused_distinctly_once_credentials_are_verified(client, tenant, twilio_account):
+    """Live dialing arrives with the telephony work: verified credentials change the reason only."""
+    before = only_problem(client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers))
+    assert before["type"] == "carrier_not_configured"
+
+    assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
+
+    after = only_problem(client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers))
+    assert (after["loc"], after["type"]) == (["body", "mode"], "live_calls_unavailable")
+    assert "telephony" in after["msg"]
+    batch = only_problem(client.post("/v1/calls/batch", headers=tenant.headers, json={
+        "items": [{"to": "+442071838750"}], **{k: v for k, v in call_body(mode="live").items() if k != "to"}}))
+    assert batch["type"] == "live_calls_unavailable"
+    simulated = client.post("/v1/calls", json=call_body(), headers=tenant.headers)
+    assert simulated.status_code == 201, simulated.text

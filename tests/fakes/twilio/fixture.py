@@ -1,0 +1,18 @@
+"""The ``fake_twilio`` fixture: a started fake carrier REST API, stopped after the test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.twilio.rest import FakeTwilio
+
+
+@pytest.fixture
+def fake_twilio() -> Iterator[FakeTwilio]:
+    fake = FakeTwilio().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
