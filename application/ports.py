@@ -67,3 +67,11 @@ class RateDecision:
 
 class RateLimiter(Protocol):
     def hit(self, bucket: str, *, limit: int, window_seconds: int, now: datetime) -> RateDecision: ...
+
+
+class SecretBox(Protocol):
+    """Authenticated encryption of small secrets at rest (AES-GCM under the master key)."""
+
+    def seal(self, plaintext: str) -> str: ...
+
+    def open(self, sealed: str) -> str: ...

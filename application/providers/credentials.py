@@ -10,7 +10,7 @@ from application.calling.app import Calling
 from application.errors import NotFoundError, UpstreamUnavailableError, ValidationFailedError
 from application.principal import Principal
 from application.providers.ports import Carrier, CarrierRefusedError, CarrierUnreachableError
-from application.webhooks.ports import SecretBox
+from application.ports import SecretBox
 from domain.errors import NumberNotInAccountError
 from domain.providers.credential import NOT_CONFIGURED, TWILIO, ProviderCredential
 

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from application.calling.app import Calling
 from application.errors import ConflictError, NotFoundError
 from application.principal import Principal
-from application.webhooks.ports import AttemptOutcome, SecretBox
+from application.ports import SecretBox
+from application.webhooks.ports import AttemptOutcome
 from domain import ids
 from domain.calls.call import Call
 from domain.webhooks import payload, signing

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from application.calling.app import Calling
 from application.errors import FieldError, NotFoundError
 from application.principal import Principal
-from application.webhooks.ports import SecretBox
+from application.ports import SecretBox
 from domain import ids
 from domain.webhooks import signing
 from domain.webhooks.endpoint import EMITTED, NOT_YET_EMITTED, WebhookEndpoint, WebhookEndpointIndex

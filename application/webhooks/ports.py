@@ -1,16 +1,9 @@
-"""What the webhook use cases need from outside: a sealed-secret box and an HTTP poster."""
+"""What the webhook use cases need from outside besides a sealed-secret box (``application.ports``):
+an HTTP poster behind the SSRF guard."""
 
 from __future__ import annotations
 
 from typing import Protocol
-
-
-class SecretBox(Protocol):
-    """Authenticated encryption of small secrets at rest (AES-GCM under the master key)."""
-
-    def seal(self, plaintext: str) -> str: ...
-
-    def open(self, sealed: str) -> str: ...
 
 
 class AttemptOutcome(Protocol):

@@ -23,7 +23,8 @@ import structlog
 
 from application.calling.app import Calling
 from application.webhooks import deliveries
-from application.webhooks.ports import SecretBox, WebhookPoster
+from application.ports import SecretBox
+from application.webhooks.ports import WebhookPoster
 from domain.webhooks.delivery import LEASE, WebhookDelivery
 
 log = structlog.get_logger(__name__)
