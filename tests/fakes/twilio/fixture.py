@@ -1,4 +1,4 @@
-"""The ``fake_twilio`` fixture: a started fake carrier REST API, stopped after the test."""
+"""The ``fake_twilio`` fixture: a started fake carrier (REST API and call simulator), closed after the test."""
 
 from __future__ import annotations
 
@@ -15,4 +15,4 @@ def fake_twilio() -> Iterator[FakeTwilio]:
     try:
         yield fake
     finally:
-        fake.stop()
+        fake.close()

@@ -1,0 +1,807 @@
+"""The fake carrier's call simulator: one thread per call plays a test's ``Scenario`` as Twilio would.
+
+A call's life, top to bottom: progress callbacks while it rings, the TwiML fetch, asynchronous AMD,
+the media socket (ConversationRelay or Media Stream) with a scripted callee, redirects and
+``<Dial>`` transfers, then the final status and the recording callback. Sends to loopback only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+import uuid
+import xml.etree.ElementTree as ET
+from collections import deque
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import format_datetime
+from typing import Any, Union
+from urllib.parse import urlencode, urljoin, urlsplit
+
+from twilio.request_validator import RequestValidator
+from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.sync.client import ClientConnection, connect
+
+from adapters.speech.loopback import END_OF_UTTERANCE_FRAMES, SILENCE, UtteranceDecoder, encode_utterance
+
+API_VERSION = "2010-04-01"
+FRAME_SECONDS = 0.02
+CALLBACK_TIMEOUT = 10.0  # Twilio waits 15 s for a TwiML answer
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+MACHINE_DETECTION = frozenset({"Enable", "DetectMessageEnd"})
+
+
+def new_sid(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex
+
+
+def rfc2822(moment: datetime | None = None) -> str:
+    return format_datetime(moment or datetime.now(timezone.utc))
+
+
+def is_loopback(url: str | None) -> bool:
+    return bool(url) and urlsplit(url).hostname in LOOPBACK
+
+
+# --- what a test scripts ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Say:
+    """The callee speaks ``text``; with ``wait`` only once the agent has finished its turn."""
+
+    text: str
+    wait: bool = True
+
+
+@dataclass(frozen=True)
+class Press:
+    """The callee presses ``digits`` (DTMF, one event per digit); ``wait`` as for ``Say``."""
+
+    digits: str
+    wait: bool = True
+
+
+@dataclass(frozen=True)
+class Silence:
+    """The callee stays quiet for ``seconds`` of wall-clock time (stream: silent frames every 20 ms)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class HangUp:
+    """The callee hangs up at once."""
+
+
+Turn = Union[Say, Press, Silence, HangUp]
+
+
+@dataclass
+class Scenario:
+    """What one destination does when dialled. Time fields are seconds."""
+
+    result: str = "answered"  # answered | busy | no-answer | failed | canceled
+    answered_by: str = "human"  # AMD verdict, reported only when the server asked for AMD
+    amd_delay: float = 0.05  # after the TwiML fetch
+    turns: list[Turn] = field(default_factory=list)
+    transfer_results: dict[str, str] = field(default_factory=dict)  # E.164 -> completed | no-answer | busy | failed
+    realtime: bool = False  # stream audio at 20 ms a frame, <Say>/<Pause>/transfers in wall-clock time
+    ring_seconds: float = 0.0  # between ringing and the outcome
+    reply_timeout: float = 10.0  # how long the callee waits for the agent's turn before speaking anyway
+    reply_delay: float = 0.0  # the callee's pause after the agent's turn
+    linger: float = 0.2  # after its last turn the callee stays this long, so the agent may end the call first
+    transfer_seconds: int = 5  # DialCallDuration of a completed transferred leg
+
+
+# --- what a test reads --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Callback:
+    """One request the carrier made to the server under test (``status`` None: no HTTP answer)."""
+
+    kind: str  # inbound | status | twiml | amd | action | redirect | dial-action | recording
+    method: str
+    url: str
+    params: dict[str, str]
+    status: int | None
+    signature: str
+    body: str = ""
+    error: str | None = None
+
+
+@dataclass
+class CallRecord:
+    """Everything one simulated call did, updated live by its thread."""
+
+    sid: str
+    account_sid: str
+    to: str
+    from_: str
+    direction: str  # outbound-api | inbound
+    params: dict[str, list[str]]  # the create request's form, repeated keys kept ({} when inbound)
+    scenario: Scenario
+    status: str = "queued"
+    answered_by: str | None = None
+    duration: int | None = None
+    callbacks: list[Callback] = field(default_factory=list)
+    twiml: list[str] = field(default_factory=list)  # every TwiML document fetched, in order
+    setup: dict[str, Any] | None = None  # the relay ``setup`` or stream ``start`` message sent
+    received: list[dict[str, Any]] = field(default_factory=list)  # server socket messages, media frames excepted
+    media_frames: int = 0  # audio ``media`` frames the server sent
+    agent_said: list[str] = field(default_factory=list)  # relay: tokens joined per turn; stream: decoded utterances
+    transcript: list[tuple[str, str]] = field(default_factory=list)  # (agent | callee | callee-dtmf | twiml-say, text)
+    digits: list[str] = field(default_factory=list)  # relay ``sendDigits`` and ``<Play digits>``
+    dialled: list[str] = field(default_factory=list)  # ``<Dial>`` destinations, in order
+    recording_sid: str | None = None
+    recording_url: str | None = None
+    notes: list[str] = field(default_factory=list)  # what went wrong on the way (failed callbacks, timeouts)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def callbacks_of(self, kind: str) -> list[Callback]:
+        return [c for c in self.callbacks if c.kind == kind]
+
+    def statuses(self) -> list[str]:
+        """The ``CallStatus`` of each status callback posted."""
+        return [c.params["CallStatus"] for c in self.callbacks_of("status")]
+
+
+class _CallOver(Exception):
+    """Unwinds a call's thread to its end with the final ``CallStatus``."""
+
+    def __init__(self, status: str = "completed") -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class _Document:
+    url: str  # relative URLs in it resolve against this
+    root: ET.Element
+
+
+# --- one call's life --------------------------------------------------------------------------
+
+
+class CallSimulation:
+    """One call on its own thread; ``options`` are the create request's form (or an inbound plan)."""
+
+    def __init__(self, record: CallRecord, auth_token: str, options: dict[str, list[str]],
+                 sync: Callable[..., None]) -> None:
+        self.record = record
+        self.scenario = record.scenario
+        self.options = options
+        self.changed = threading.Condition()  # wakes waits on REST hang-ups, redirects and socket events
+        self._validator = RequestValidator(auth_token)
+        self._sync = sync  # keeps the REST API's call resource in step
+        self._hangup = False
+        self._redirect: tuple[str, str] | None = None
+        self._over = False
+        self._answered_at: float | None = None
+        self._sequence = 0
+        self._cursor = 0
+        self._amd: threading.Thread | None = None
+        self.thread = threading.Thread(target=self.run, name=f"fake-call-{record.sid[-8:]}", daemon=True)
+
+    # Requests from the REST API, on its threads.
+
+    def hang_up(self) -> str:
+        """The status the call ends with: completed once answered, canceled before."""
+        with self.changed:
+            if self.record.finished.is_set():
+                return self.record.status
+            self._hangup = True
+            self.changed.notify_all()
+            return "completed" if self._answered_at is not None else "canceled"
+
+    def redirect(self, url: str, method: str = "POST") -> None:
+        with self.changed:
+            self._redirect = (url, method)
+            self.changed.notify_all()
+
+    def interrupted(self) -> bool:
+        with self.changed:
+            return self._hangup or self._redirect is not None
+
+    # The life.
+
+    def run(self) -> None:
+        status = "completed"
+        try:
+            document = self._ring_inbound() if self.record.direction == "inbound" else self._ring()
+            while document is not None:
+                document = self._execute(document)
+        except _CallOver as over:
+            status = over.status
+        except Exception:  # noqa: BLE001 - a fault in the fake must still finish the call for wait_finished
+            self.record.notes.append("simulator fault: " + traceback.format_exc())
+        finally:
+            self._finish(status)
+
+    def _ring(self) -> _Document | None:
+        self._set(start_time=rfc2822())
+        self._progress("initiated", "initiated")
+        if self.scenario.result != "failed":
+            self._set(status="ringing")
+            self._progress("ringing", "ringing")
+        self._wait(self.scenario.ring_seconds)
+        if self._hangup:
+            raise _CallOver("canceled")
+        if self.scenario.result != "answered":
+            raise _CallOver(self.scenario.result)
+        self._answer()
+        params = self._call_params()
+        if self._amd_requested() and self._option("AsyncAmd", "false").lower() != "true":
+            # Synchronous AMD delivers AnsweredBy on the TwiML request itself.
+            self._wait(self.scenario.amd_delay)
+            params |= self._amd_verdict()
+        if self._option("Twiml"):
+            document = self._parse("inline", self._option("Twiml"))
+        else:
+            document = self._fetch("twiml", self._option("Url"), self._option("Method", "POST"), params)
+        if self._amd_requested() and self._option("AsyncAmd", "false").lower() == "true":
+            self._amd = threading.Thread(target=self._post_amd, name="fake-amd", daemon=True)
+            self._amd.start()
+        return document
+
+    def _ring_inbound(self) -> _Document:
+        self._set(status="ringing", start_time=rfc2822())
+        document = self._fetch("inbound", self._option("Url"), self._option("Method", "POST"),
+                               self._call_params("ringing"))
+        self._answer()
+        return document
+
+    def _answer(self) -> None:
+        with self.changed:
+            self._answered_at = time.monotonic()
+        self._set(status="in-progress")
+        self._progress("answered", "in-progress")
+
+    def _execute(self, document: _Document) -> _Document | None:
+        """Runs a TwiML document's verbs; returns the next document, or None when the call is over."""
+        for verb in document.root:
+            jump = self._interruption() or self._verb(verb, document)
+            if jump is not None:
+                return jump
+        return self._interruption()  # at the end of a document Twilio hangs up
+
+    def _interruption(self) -> _Document | None:
+        with self.changed:
+            if self._hangup:
+                raise _CallOver("completed")
+            redirect, self._redirect = self._redirect, None
+        if redirect is None:
+            return None
+        return self._fetch("redirect", redirect[0], redirect[1], self._call_params())
+
+    def _verb(self, verb: ET.Element, document: _Document) -> _Document | None:
+        text = (verb.text or "").strip()
+        if verb.tag == "Connect":
+            return self._connect(verb, document)
+        if verb.tag == "Dial":
+            return self._dial(verb, document)
+        if verb.tag == "Redirect":
+            return self._fetch("redirect", urljoin(document.url, text), verb.get("method", "POST"), self._call_params())
+        if verb.tag == "Hangup":
+            raise _CallOver("completed")
+        if verb.tag == "Say":
+            self.record.transcript.append(("twiml-say", text))
+            self._wait(0.06 * len(text) if self.scenario.realtime else 0)
+        elif verb.tag == "Pause":
+            self._wait(float(verb.get("length", "1")) if self.scenario.realtime else 0)
+        elif verb.tag == "Play" and verb.get("digits"):
+            self.record.digits.append(verb.get("digits", ""))
+        else:
+            self.record.notes.append(f"<{verb.tag}> is not simulated: skipped")
+        return None
+
+    def _connect(self, verb: ET.Element, document: _Document) -> _Document | None:
+        target = next(iter(verb), None)
+        session_type = SESSIONS.get(target.tag) if target is not None else None
+        if target is None or session_type is None:
+            self.record.notes.append("<Connect> without <ConversationRelay> or <Stream>: skipped")
+            return None
+        parameters = {p.get("name", ""): p.get("value", "") for p in target.iter("Parameter")}
+        session = session_type(self, target.get("url", ""), parameters)
+        ending = session.run()
+        if ending == "callee":
+            raise _CallOver("completed")
+        if ending == "interrupted" or not verb.get("action"):
+            return None  # a redirect is never followed by the connect action
+        params = self._call_params()
+        if session.handoff_data is not None:
+            handoff = session.handoff_data
+            params["HandoffData"] = handoff if isinstance(handoff, str) else json.dumps(handoff)
+        return self._fetch("action", urljoin(document.url, verb.get("action", "")), verb.get("method", "POST"), params)
+
+    def _dial(self, verb: ET.Element, document: _Document) -> _Document | None:
+        numbers = [(n.text or "").strip() for n in verb.iter("Number")] or [(verb.text or "").strip()]
+        numbers = [n for n in numbers if n]
+        self.record.dialled.extend(numbers)
+        outcomes = [self.scenario.transfer_results.get(n, "completed") for n in numbers]
+        status = "completed" if "completed" in outcomes else (outcomes[0] if outcomes else "failed")
+        duration = self.scenario.transfer_seconds if status == "completed" else 0
+        self._wait(duration if self.scenario.realtime else 0)
+        jump = None
+        if verb.get("action"):
+            params = self._call_params() | {"DialCallStatus": status, "DialCallSid": new_sid("CA"),
+                                            "DialCallDuration": str(duration)}
+            jump = self._fetch("dial-action", urljoin(document.url, verb.get("action", "")),
+                               verb.get("method", "POST"), params)
+        if status == "completed":
+            raise _CallOver("completed")  # the callee talked to the transferee, then hung up
+        return jump
+
+    def _post_amd(self) -> None:
+        with self.changed:  # a call that ends early still hears its verdict first
+            self.changed.wait_for(lambda: self._over, timeout=self.scenario.amd_delay)
+        params = {"CallSid": self.record.sid, "AccountSid": self.record.account_sid} | self._amd_verdict()
+        url = self._option("AsyncAmdStatusCallback")
+        if url:
+            self._post("amd", url, self._option("AsyncAmdStatusCallbackMethod", "POST"), params)
+
+    def _finish(self, status: str) -> None:
+        with self.changed:
+            self._over = True
+            self.changed.notify_all()
+        if self._amd is not None:
+            self._amd.join(CALLBACK_TIMEOUT + 1)
+        answered = self._answered_at is not None
+        duration = max(1, round(time.monotonic() - self._answered_at)) if self._answered_at is not None else 0
+        self.record.duration = duration
+        self._set(status=status, duration=str(duration), end_time=rfc2822())
+        extra = {"CallDuration": str(duration)}
+        if self.record.answered_by:
+            extra["AnsweredBy"] = self.record.answered_by
+        self._progress("completed", status, extra)
+        if answered and self._option("Record", "false").lower() == "true":
+            self._recording(duration)
+        self.record.finished.set()
+
+    def _recording(self, duration: int) -> None:
+        sid = new_sid("RE")
+        self.record.recording_sid = sid
+        self.record.recording_url = (f"https://api.twilio.com/{API_VERSION}/Accounts/{self.record.account_sid}"
+                                     f"/Recordings/{sid}")
+        url = self._option("RecordingStatusCallback")
+        if not url or "completed" not in self._events("RecordingStatusCallbackEvent"):
+            return
+        self._post("recording", url, self._option("RecordingStatusCallbackMethod", "POST"), {
+            "AccountSid": self.record.account_sid, "CallSid": self.record.sid, "RecordingSid": sid,
+            "RecordingUrl": self.record.recording_url, "RecordingStatus": "completed",
+            "RecordingDuration": str(duration), "RecordingChannels": "1", "RecordingSource": "RecordVerb"})
+
+    # Helpers of the life above.
+
+    def peek_turn(self) -> Turn | None:
+        turns = self.scenario.turns
+        return turns[self._cursor] if self._cursor < len(turns) else None
+
+    def take_turn(self) -> None:
+        self._cursor += 1
+
+    def _option(self, name: str, default: str = "") -> str:
+        return (self.options.get(name) or [default])[0]
+
+    def _events(self, name: str) -> list[str]:
+        return [e for value in self.options.get(name) or ["completed"] for e in value.split()]
+
+    def _amd_requested(self) -> bool:
+        return self._option("MachineDetection") in MACHINE_DETECTION
+
+    def _amd_verdict(self) -> dict[str, str]:
+        self.record.answered_by = self.scenario.answered_by
+        self._set(answered_by=self.scenario.answered_by)
+        return {"AnsweredBy": self.scenario.answered_by,
+                "MachineDetectionDuration": str(round(self.scenario.amd_delay * 1000))}
+
+    def _set(self, **fields: str) -> None:
+        if "status" in fields:
+            self.record.status = fields["status"]
+        self._sync(**fields)
+
+    def _wait(self, seconds: float) -> None:
+        """Sleeps, waking early for a REST hang-up or redirect."""
+        with self.changed:
+            self.changed.wait_for(lambda: self._hangup or self._redirect is not None, timeout=max(0.0, seconds))
+
+    def _call_params(self, status: str = "in-progress") -> dict[str, str]:
+        r = self.record
+        return {"CallSid": r.sid, "AccountSid": r.account_sid, "From": r.from_, "To": r.to, "CallStatus": status,
+                "Direction": r.direction, "ApiVersion": API_VERSION}
+
+    def _progress(self, event: str, status: str, extra: dict[str, str] | None = None) -> None:
+        url = self._option("StatusCallback")
+        if not url or event not in self._events("StatusCallbackEvent"):
+            return
+        params = self._call_params(status) | {"CallbackSource": "call-progress-events",
+                                              "SequenceNumber": str(self._sequence), "Timestamp": rfc2822()}
+        self._sequence += 1
+        self._post("status", url, self._option("StatusCallbackMethod", "POST"), params | (extra or {}))
+
+    def _fetch(self, kind: str, url: str, method: str, params: dict[str, str]) -> _Document:
+        callback = self._post(kind, url, method, params)
+        if callback.status is None or not 200 <= callback.status < 300:
+            self.record.notes.append(f"{kind} request failed ({callback.error}): application error, hanging up")
+            raise _CallOver("completed")
+        return self._parse(callback.url, callback.body)
+
+    def _parse(self, url: str, body: str) -> _Document:
+        self.record.twiml.append(body)
+        try:
+            root = ET.fromstring(body)
+        except ET.ParseError as exc:
+            root = ET.Element("invalid")
+            self.record.notes.append(f"TwiML from {url} does not parse: {exc}")
+        if root.tag != "Response":
+            self.record.notes.append(f"TwiML from {url} is not a <Response>: application error, hanging up")
+            raise _CallOver("completed")
+        return _Document(url, root)
+
+    def _post(self, kind: str, url: str, method: str, params: dict[str, str]) -> Callback:
+        callback = deliver(kind, url, method, params, self._validator)
+        self.record.callbacks.append(callback)
+        if callback.error:
+            self.record.notes.append(f"{kind} {callback.url}: {callback.error}")
+        return callback
+
+    def sign(self, url: str) -> str:
+        return self._validator.compute_signature(url, {})
+
+
+def deliver(kind: str, url: str, method: str, params: dict[str, str], validator: RequestValidator) -> Callback:
+    """One signed, form-encoded request, as Twilio sends its webhooks; never retried."""
+    method = method.upper()
+    if method == "GET":
+        url = url + ("&" if urlsplit(url).query else "?") + urlencode(params)
+        signature, data = validator.compute_signature(url, {}), None
+    else:
+        signature, data = validator.compute_signature(url, params), urlencode(params).encode()
+    if not is_loopback(url):
+        return Callback(kind, method, url, params, None, signature, error="not a loopback address: not sent")
+    headers = {"X-Twilio-Signature": signature, "User-Agent": "TwilioProxy/1.1"}
+    if data is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with _OPENER.open(request, timeout=CALLBACK_TIMEOUT) as response:
+            body = response.read().decode("utf-8", "replace")
+            return Callback(kind, method, url, params, response.status, signature, body)
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", "replace")
+        return Callback(kind, method, url, params, exc.code, signature, body, error=f"HTTP {exc.code}")
+    except (OSError, ValueError) as exc:  # refused, reset, timed out
+        return Callback(kind, method, url, params, None, signature, error=f"{type(exc).__name__}: {exc}")
+
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy from the environment
+
+
+# --- the media socket of <Connect> ------------------------------------------------------------
+
+
+class MediaSession:
+    """One ``<Connect>`` socket: the scripted callee speaks into it, the server's agent answers.
+
+    ``run`` returns how it ended: ``callee`` (hung up), ``agent`` (relay ``end``), ``closed`` (by the
+    server), ``failed`` (never opened) or ``interrupted`` (REST hang-up or redirect).
+    """
+
+    def __init__(self, call: CallSimulation, url: str, parameters: dict[str, str]) -> None:
+        self.call = call
+        self.record = call.record
+        self.scenario = call.scenario
+        self.changed = call.changed
+        self.url = url
+        self.parameters = parameters
+        self.agent_turns = 0
+        self.heard = 0  # agent turns the callee has waited for
+        self.agent_ended = False
+        self.closed = False
+        self.handoff_data: Any = None
+        self._ws: ClientConnection | None = None
+        self._send_lock = threading.RLock()
+
+    def run(self) -> str:
+        if not is_loopback(self.url):
+            self.record.notes.append(f"socket {self.url} is not on loopback: not opened")
+            return "failed"
+        with ExitStack() as stack:
+            try:
+                self._ws = stack.enter_context(connect(
+                    self.url, additional_headers={"X-Twilio-Signature": self.call.sign(self.url)}, proxy=None,
+                    compression=None, open_timeout=5, close_timeout=2, ping_interval=None))
+            except (OSError, TimeoutError, WebSocketException) as exc:
+                self.record.notes.append(f"socket {self.url} did not open: {exc!r}")
+                return "failed"
+            receiver = threading.Thread(target=self._receive, name="fake-socket", daemon=True)
+            receiver.start()
+            try:
+                self.opened()
+                return self._converse()
+            finally:
+                self.closing()
+                self._ws.close()
+                receiver.join(5)
+
+    def _converse(self) -> str:
+        while (turn := self.call.peek_turn()) is not None:
+            if isinstance(turn, (Say, Press)) and turn.wait:
+                self._await_agent_turn()
+            if ending := self._ending():
+                return ending
+            self.call.take_turn()
+            if isinstance(turn, HangUp):
+                return "callee"
+            if isinstance(turn, Say):
+                self.record.transcript.append(("callee", turn.text))
+                self.say(turn.text)
+            elif isinstance(turn, Press):
+                self.record.transcript.append(("callee-dtmf", turn.digits))
+                self.press(turn.digits)
+            else:
+                self.silence(turn.seconds)
+        self._await_agent_turn()
+        with self.changed:
+            self.changed.wait_for(lambda: self._ending() is not None, timeout=self.scenario.linger)
+        return self._ending() or "callee"
+
+    def _await_agent_turn(self) -> None:
+        with self.changed:
+            arrived = self.changed.wait_for(lambda: self.agent_turns > self.heard or self._ending() is not None,
+                                            timeout=self.scenario.reply_timeout)
+            if not arrived:
+                self.record.notes.append(f"no agent turn within {self.scenario.reply_timeout} s: the callee went on")
+            self.heard = self.agent_turns
+            self.changed.wait_for(lambda: self._ending() is not None, timeout=self.scenario.reply_delay)
+
+    def _ending(self) -> str | None:
+        if self.call.interrupted():
+            return "interrupted"
+        if self.agent_ended:
+            return "agent"
+        return "closed" if self.closed else None
+
+    def _receive(self) -> None:
+        assert self._ws is not None
+        try:
+            for raw in self._ws:
+                message = _json_object(raw)
+                with self.changed:
+                    if message is not None:
+                        self.on_message(message)
+                    else:
+                        self.record.notes.append(f"socket message is not a JSON object: {raw!r:.80}")
+                    self.changed.notify_all()
+        except ConnectionClosed:
+            pass
+        finally:
+            with self.changed:
+                self.closed = True
+                self.changed.notify_all()
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        assert self._ws is not None
+        with self._send_lock:
+            try:
+                self._ws.send(json.dumps(payload))
+            except ConnectionClosed:
+                pass  # the receiver sees the close and ends the session
+
+    def _agent_turn_ended(self) -> None:
+        self.agent_turns += 1
+
+    def _agent_spoke(self, text: str) -> None:
+        self.record.agent_said.append(text)
+        self.record.transcript.append(("agent", text))
+
+    def opened(self) -> None: ...
+
+    def on_message(self, message: dict[str, Any]) -> None: ...
+
+    def say(self, text: str) -> None: ...
+
+    def press(self, digits: str) -> None: ...
+
+    def silence(self, seconds: float) -> None:
+        with self.changed:
+            self.changed.wait_for(lambda: self._ending() is not None, timeout=seconds)
+
+    def closing(self) -> None: ...
+
+
+class RelaySession(MediaSession):
+    """``<ConversationRelay>``: text both ways; the carrier does the speech recognition and synthesis."""
+
+    def __init__(self, call: CallSimulation, url: str, parameters: dict[str, str]) -> None:
+        super().__init__(call, url, parameters)
+        self._tokens: list[str] = []
+
+    def opened(self) -> None:
+        r = self.record
+        self.record.setup = {"type": "setup", "sessionId": new_sid("VX"), "callSid": r.sid, "accountSid": r.account_sid,
+                             "from": r.from_, "to": r.to, "direction": r.direction, "callType": "PSTN",
+                             "customParameters": self.parameters}
+        self._send(self.record.setup)
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        self.record.received.append(message)
+        kind = message.get("type")
+        if kind == "text":
+            self._tokens.append(str(message.get("token", "")))
+            if message.get("last"):
+                self._agent_spoke("".join(self._tokens))
+                self._tokens.clear()
+                self._agent_turn_ended()
+        elif kind == "sendDigits":
+            self.record.digits.append(str(message.get("digits", "")))
+        elif kind == "end":
+            self.agent_ended = True
+            self.handoff_data = message.get("handoffData")
+
+    def say(self, text: str) -> None:
+        self._send({"type": "prompt", "voicePrompt": text, "lang": "en-US", "last": True})
+
+    def press(self, digits: str) -> None:
+        for digit in digits:
+            self._send({"type": "dtmf", "digit": digit})
+
+
+def _json_object(raw: str | bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+@dataclass(frozen=True)
+class _Mark:
+    name: str
+
+
+class StreamSession(MediaSession):
+    """``<Stream>``: μ-law frames both ways, spoken in ``adapters.speech.loopback``'s scripted form.
+
+    The agent's audio is "played" as it arrives (realtime: one frame per 20 ms tick); a ``mark`` is
+    echoed once the frames before it were played, and one with no audio behind it ends the agent's turn.
+    """
+
+    def __init__(self, call: CallSimulation, url: str, parameters: dict[str, str]) -> None:
+        super().__init__(call, url, parameters)
+        self.stream_sid = new_sid("MZ")
+        self._sequence = 0
+        self._chunk = 0
+        self._playback: deque[bytes | _Mark] = deque()  # the agent's audio not yet played
+        self._outbox: deque[bytes] = deque()  # the callee's audio not yet sent (realtime)
+        self._decoder = UtteranceDecoder()
+        self._clock: threading.Thread | None = None
+        self._stopping = False
+
+    def opened(self) -> None:
+        self._send({"event": "connected", "protocol": "Call", "version": "1.0.0"})
+        r = self.record
+        self.record.setup = self._event("start", start={
+            "accountSid": r.account_sid, "streamSid": self.stream_sid, "callSid": r.sid, "tracks": ["inbound"],
+            "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
+            "customParameters": self.parameters})
+        if self.scenario.realtime:
+            self._clock = threading.Thread(target=self._tick, name="fake-stream-clock", daemon=True)
+            self._clock.start()
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if event == "media":
+            self.record.media_frames += 1
+            try:
+                self._playback.append(base64.b64decode(message["media"]["payload"]))
+            except (KeyError, TypeError, ValueError):
+                self.record.notes.append("media message without a base64 payload")
+        else:
+            self.record.received.append(message)
+        if event == "mark":
+            self._playback.append(_Mark(str((message.get("mark") or {}).get("name", ""))))
+        elif event == "clear":
+            marks = [item for item in self._playback if isinstance(item, _Mark)]
+            self._playback.clear()
+            for mark in marks:
+                self._echo(mark)
+        self._play_now()
+
+    def say(self, text: str) -> None:
+        frames = encode_utterance(text) + [SILENCE] * (END_OF_UTTERANCE_FRAMES + 1)
+        if not self.scenario.realtime:
+            for frame in frames:
+                self._send_frame(frame)
+            return
+        with self.changed:
+            self._outbox.extend(frames)
+            self.changed.wait_for(lambda: not self._outbox or self._ending() is not None)
+
+    def press(self, digits: str) -> None:
+        for digit in digits:
+            self._event("dtmf", dtmf={"track": "inbound_track", "digit": digit})
+
+    def silence(self, seconds: float) -> None:
+        if self.scenario.realtime:
+            return super().silence(seconds)  # the clock sends silence anyway
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and self._ending() is None:
+            self._send_frame(SILENCE)
+            with self.changed:
+                self.changed.wait_for(lambda: self._ending() is not None, timeout=min(FRAME_SECONDS, left))
+
+    def closing(self) -> None:
+        self._stopping = True
+        if self._clock is not None:
+            self._clock.join(2)
+        if not self.closed:
+            self._event("stop", stop={"accountSid": self.record.account_sid, "callSid": self.record.sid})
+
+    def _tick(self) -> None:
+        """Realtime: every 20 ms, one frame of the callee's audio (or silence) out, one of the agent's played."""
+        due = time.monotonic()
+        while not self._stopping and not self.closed:
+            with self.changed:
+                frame = self._outbox.popleft() if self._outbox else SILENCE
+                self._play_next()
+                self.changed.notify_all()
+            self._send_frame(frame)
+            due += FRAME_SECONDS
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            elif delay < -0.2:
+                due = time.monotonic()  # fell far behind: do not burst to catch up
+
+    def _play_now(self) -> None:
+        if not self.scenario.realtime:
+            while self._playback:
+                self._play_next()
+
+    def _play_next(self) -> None:
+        self._echo_marks()
+        if self._playback:
+            frame = self._playback.popleft()
+            assert isinstance(frame, bytes)
+            if (text := self._decoder.feed(frame)) is not None:
+                self._agent_spoke(text)
+        self._echo_marks()
+
+    def _echo_marks(self) -> None:
+        while self._playback and isinstance(self._playback[0], _Mark):
+            mark = self._playback.popleft()
+            assert isinstance(mark, _Mark)
+            self._echo(mark)
+
+    def _echo(self, mark: _Mark) -> None:
+        if (text := self._decoder.flush()) is not None:
+            self._agent_spoke(text)
+        self._event("mark", mark={"name": mark.name})
+        if not any(isinstance(item, bytes) for item in self._playback):
+            self._agent_turn_ended()
+
+    def _send_frame(self, frame: bytes) -> None:
+        with self._send_lock:
+            self._chunk += 1
+            self._event("media", media={"track": "inbound", "chunk": str(self._chunk),
+                                        "timestamp": str((self._chunk - 1) * 20),
+                                        "payload": base64.b64encode(frame).decode()})
+
+    def _event(self, name: str, **body: Any) -> dict[str, Any]:
+        with self._send_lock:
+            self._sequence += 1
+            payload = {"event": name, "sequenceNumber": str(self._sequence), "streamSid": self.stream_sid, **body}
+            self._send(payload)
+        return payload
+
+
+SESSIONS: dict[str, type[MediaSession]] = {"ConversationRelay": RelaySession, "Stream": StreamSession}
