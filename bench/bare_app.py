@@ -1,6 +1,6 @@
-"""The ceiling for the benchmarks: a bare Litestar GET (and a POST that decodes a JSON body) served by
-granian exactly as ``callwright serve`` serves the real app (ASGI, one worker, no access log). No
-middleware, no database, no validation model.
+"""The ceiling for the benchmarks: a bare Litestar GET, a POST that decodes a JSON body and a
+websocket that echoes every text message, served by granian exactly as ``callwright serve`` serves
+the real app (ASGI, one worker, no access log). No middleware, no database, no validation model.
 
 Run: ``.venv/bin/python bench/bare_app.py --port 8101``.
 """
@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from litestar import Litestar, get, post
+from litestar import Litestar, WebSocket, get, post, websocket
+from litestar.exceptions import WebSocketDisconnect
 
 
 @get("/bare")
@@ -25,7 +26,18 @@ async def bare_post(data: dict[str, Any]) -> dict[str, str]:
     return {"call_id": "cll_" + "0" * 32, "status": "queued" if data else "empty"}
 
 
-app = Litestar(route_handlers=[bare, bare_post], debug=False, request_max_body_size=1_000_000)
+@websocket("/echo")
+async def echo(socket: WebSocket) -> None:
+    """Sends every text message straight back: the floor of a voice socket (bench/voice_streams.py)."""
+    await socket.accept()
+    try:
+        while True:
+            await socket.send_text(await socket.receive_text())
+    except WebSocketDisconnect:
+        pass
+
+
+app = Litestar(route_handlers=[bare, bare_post, echo], debug=False, request_max_body_size=1_000_000)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 Problem = tuple[list[str | int], str, str]  # (loc, message, type code)
 
@@ -116,3 +117,28 @@ class NumberNotInAccountError(DomainError):
     """A caller number that the verified carrier account does not hold (SPEC.md Providers)."""
 
     code = "number_not_in_account"
+
+
+InputProblem = tuple[list[str | int], str, str, Any]  # (loc, message, type code, the input at fault)
+
+
+class NumberConfigurationError(DomainError):
+    """A number's settings break their rules (SPEC.md Number); ``problems`` lists every fault found."""
+
+    code = "number_configuration_invalid"
+
+    def __init__(self, problems: list[InputProblem]) -> None:
+        super().__init__(_summary("the number's settings are invalid", [(loc, msg, kind) for loc, msg, kind, _ in problems]))
+        self.problems = problems
+
+
+class NumberTakenError(DomainError):
+    """An E.164 already held by an active number, of this tenant or another."""
+
+    code = "number_taken"
+
+
+class NumberDisconnectedError(DomainError):
+    """A change to a number that was disconnected (soft-deleted)."""
+
+    code = "number_disconnected"

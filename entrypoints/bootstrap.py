@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,11 +27,12 @@ from adapters.postgres.rate_limiter import PostgresRateLimiter
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
 from application.accounts.app import AccountPorts, Accounts
+from application.accounts.voice import routing_for
 from application.boundary import BoundaryApplication
 from application.calling.app import Calling, CallingPorts
 from application.calling.ports import AgentBrain, OutcomeExtractor
 from application.ports import Clock, EmailSender, PasswordHasher, RateLimiter
-from domain.calls.pricing import DEFAULT_PRICES
+from domain.calls.pricing import price_table
 from entrypoints.settings import Settings
 from projections.api_keys.projection import ApiKeysProjection
 from projections.api_keys.view import ApiKeysView
@@ -41,6 +43,8 @@ from projections.calls_list.view import CallsListView
 from projections.runner import ProjectionWorker
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
+from projections.voice_model_stats.projection import VoiceModelStatsProjection
+from projections.voice_model_stats.view import VoiceModelStatsView
 
 log = structlog.get_logger(__name__)
 
@@ -66,8 +70,15 @@ class Container:
     webhook_dispatcher: Any = None  # entrypoints.workers.webhook_dispatcher.WebhookDispatcher, with the followers
     carrier: Any = None  # application.providers.ports.Carrier (Twilio, or the API at twilio_api_base_url)
     credential_box: Any = None  # seals provider auth tokens at rest (its own key and purpose)
+    speech_engines: dict[str, Any] = field(default_factory=dict)  # SpeechEngine by profile ``speech`` name
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
+
+    def speech_engine(self, name: str) -> Any:
+        engine = self.speech_engines.get(name)
+        if engine is None:
+            raise LookupError(f"no speech engine {name!r}; known: {', '.join(sorted(self.speech_engines))}")
+        return engine
 
     def start_projections(self) -> None:
         """Start every follower of the logs: read models, reactors and periodic jobs."""
@@ -128,14 +139,16 @@ def _agent(settings: Settings, clock: Clock) -> tuple[AgentBrain, OutcomeExtract
     return ScriptedBrain(), ScriptedExtractor()
 
 
-def _calling_ports(settings: Settings, clock: Clock, agent: tuple[AgentBrain, OutcomeExtractor] | None) -> CallingPorts:
+def _calling_ports(settings: Settings, clock: Clock, agent: tuple[AgentBrain, OutcomeExtractor] | None,
+                   accounts: Accounts) -> CallingPorts:
     brain, extractor = agent or _agent(settings, clock)
     return CallingPorts(
+        voice_routing=functools.partial(routing_for, accounts),  # Calling reads Accounts only through this
         clock=clock,
         brain=brain,
         extractor=extractor,
         callee=SimulatedCallee,
-        prices=DEFAULT_PRICES,
+        prices=price_table(settings.engine_profiles),
         simulated_from_number=settings.simulated_from_number,
         max_call_seconds=settings.max_call_seconds,
     )
@@ -159,7 +172,7 @@ def bootstrap(
     database.ensure_schema()
     env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
     accounts = Accounts(env, ports=_account_ports(settings, clock, email, hasher))
-    calling = Calling(env, ports=_calling_ports(settings, clock, agent))
+    calling = Calling(env, ports=_calling_ports(settings, clock, agent, accounts))
     for app in (accounts, calling):
         app.enable_group_commit()
     pool = ConnectionPool(database.conninfo(), min_size=1, max_size=8, open=True, kwargs={"autocommit": True})
@@ -204,9 +217,29 @@ def _add_provider_ports(container: Container) -> None:
     container.credential_box = AesGcmSecretBox(master_key.derive(secret, "provider-credentials"),
                                                purpose="provider-auth-token")
     container.carrier = TwilioCarrier(settings.twilio_api_base_url)
+    _add_live_ports(container, secret)
     if settings.twilio_api_base_url:
         log.warning("twilio_api_base_url.set", url=settings.twilio_api_base_url,
                     hint="carrier requests go to this server, not to Twilio")
+
+
+def _add_live_ports(container: Container, secret: bytes) -> None:
+    """Live calls: the carrier, the token key of the voice sockets, the engine profiles and the
+    speech engines of the audio stream transport."""
+    from adapters.speech.loopback import LoopbackSpeech
+    from application.calling.live import LivePorts
+
+    settings = container.settings
+    container.calling.live = LivePorts(  # type: ignore[attr-defined]
+        carrier=container.carrier, credentials=container.credential_box,
+        token_key=master_key.derive(secret, "voice-socket-token"), base_url=settings.base_url,
+        profiles=settings.engine_profiles, record_calls=settings.record_calls,
+        token_seconds=settings.stream_token_seconds,
+    )
+    container.speech_engines = {LoopbackSpeech.name: LoopbackSpeech()}
+    if not settings.public_base_url:
+        log.info("public_base_url.unset", base_url=settings.base_url,
+                 hint="set CALLWRIGHT_PUBLIC_BASE_URL to the https address the carrier reaches for live calls")
 
 
 def _add_dispatcher(container: Container, pool: ConnectionPool) -> None:
@@ -232,6 +265,7 @@ def reactor_factories(container: Container) -> dict[str, tuple[BoundaryApplicati
     """Every reactor: the application whose events it follows, and how to build it given its
     tracking (a tracking recorder on the notification log, processed event ids on Kafka)."""
     from entrypoints.workers.call_runner import CallRunner
+    from entrypoints.workers.live_settler import LiveSettler
     from entrypoints.workers.webhook_scheduler import WebhookScheduler
 
     def hint(scheduled: Any) -> None:
@@ -241,6 +275,7 @@ def reactor_factories(container: Container) -> dict[str, tuple[BoundaryApplicati
     calling = container.calling
     return {
         CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking)),
+        LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
     }
@@ -272,6 +307,7 @@ def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPo
         (container.calling, SuppressionsView, SuppressionsProjection),
         (container.calling, CallsListView, CallsListProjection),
         (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
+        (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),
     ]
     for app, view_class, projection_class in views:
         view = view_class(factory.datastore)
@@ -283,6 +319,7 @@ def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPo
     if not reactors:
         return
     _add_dispatcher(container, pool)
+    _add_reconciler(container)
     for name, (app, build) in reactor_factories(container).items():
         tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name=f"{name}_tracking")
         tracking.create_table()
@@ -318,6 +355,36 @@ def _add_watchdog(container: Container, interval: float = 5.0) -> None:
     container._closers.append(stop.set)
 
 
+def _add_reconciler(container: Container, interval: float = 5.0) -> None:
+    """Every few seconds, ask the carrier about live calls that have been quiet too long."""
+    from datetime import timedelta
+
+    from application.calling.reconcile import reconcile
+
+    stop = threading.Event()
+    after = timedelta(seconds=container.settings.reconcile_after_seconds)
+    interval = min(interval, max(0.5, after.total_seconds() / 2))
+
+    def loop() -> None:
+        from projections.calls_list.overdue import running_live_call_ids
+
+        if container.database is None:  # pragma: no cover - bootstrap always sets it
+            return
+        while not stop.wait(interval):
+            try:
+                ids = running_live_call_ids(container.database.conninfo(), container.clock() - after)
+                if ids:
+                    moved = reconcile(container.calling, ids, after)
+                    if moved:
+                        log.warning("reconciler.settled", calls=moved)
+            except Exception as exc:  # keep reconciling; report
+                log.error("reconciler.failed", error=type(exc).__name__, exc_info=exc)
+
+    thread = threading.Thread(target=loop, name="call-reconciler", daemon=True)
+    container._background.append(thread.start)
+    container._closers.append(stop.set)
+
+
 def bootstrap_memory(
     settings: Settings | None = None,
     *,
@@ -329,10 +396,11 @@ def bootstrap_memory(
     """The popo backend, for unit tests only (no projections, no reactors, no SQL)."""
     settings = settings or Settings()
     popo = {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    accounts = Accounts(popo, ports=_account_ports(settings, clock, email, hasher))
     return Container(
         settings=settings,
         clock=clock,
-        accounts=Accounts(popo, ports=_account_ports(settings, clock, email, hasher)),
-        calling=Calling(popo, ports=_calling_ports(settings, clock, agent)),
+        accounts=accounts,
+        calling=Calling(popo, ports=_calling_ports(settings, clock, agent, accounts)),
         rate_limiter=MemoryRateLimiter(),
     )

@@ -24,3 +24,5 @@ def configure(level: str = "info", fmt: str = "json", *, final: bool = False) ->
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=final,
     )
+    # The twilio SDK logs every request's URL and headers at INFO (never the token, but noise).
+    logging.getLogger("twilio.http_client").setLevel(logging.WARNING)

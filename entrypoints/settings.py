@@ -38,6 +38,12 @@ class Settings:
     webhook_allow_http: bool = False
     webhook_timeout_seconds: float = 10.0  # per attempt; at most 10
     webhook_retry_delays: tuple[float, ...] = (5.0, 30.0, 120.0)  # seconds after failures 1-3 (SPEC.md Events 6)
+    # Live calls: engine profile overrides ({"alpha_31": {"transport": "stream"}}), recording,
+    # how long a stream token lives, and when the reconciler asks the carrier about a call.
+    voice_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    record_calls: bool = True
+    stream_token_seconds: int = 300
+    reconcile_after_seconds: float = 60.0  # a dial with no carrier answer, or a silent call past its end
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -74,6 +80,14 @@ class Settings:
             if len(delays) != 3 or min(delays) <= 0:
                 raise ValueError("CALLWRIGHT_WEBHOOK_RETRY_DELAYS takes three positive numbers of seconds, e.g. 5,30,120")
             values["webhook_retry_delays"] = delays
+        if env.get("CALLWRIGHT_VOICE_PROFILES"):
+            values["voice_profiles"] = json.loads(env["CALLWRIGHT_VOICE_PROFILES"])
+        if env.get("CALLWRIGHT_RECORD_CALLS"):
+            values["record_calls"] = env["CALLWRIGHT_RECORD_CALLS"].strip().lower() in ("1", "true", "yes", "on")
+        if env.get("CALLWRIGHT_STREAM_TOKEN_SECONDS"):
+            values["stream_token_seconds"] = int(env["CALLWRIGHT_STREAM_TOKEN_SECONDS"])
+        if env.get("CALLWRIGHT_RECONCILE_AFTER_SECONDS"):
+            values["reconcile_after_seconds"] = float(env["CALLWRIGHT_RECONCILE_AFTER_SECONDS"])
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -81,6 +95,12 @@ class Settings:
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    @property
+    def engine_profiles(self) -> dict[str, Any]:
+        from domain.calls.engines import profiles_from
+
+        return profiles_from(self.voice_profiles)
 
     @property
     def base_url(self) -> str:

@@ -40,6 +40,18 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+TRANSFER_CALL = "transfer_call"
+TRANSFER_TOOL: dict[str, Any] = {
+    "name": TRANSFER_CALL,
+    "description": "Hand the call over to a person at the business (the number's transfer destinations). "
+                   "Tell the caller you are transferring them in the same turn, before using this tool.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"brief": {"type": "string", "description": "What the person taking the call should know."}},
+        "required": ["brief"],
+    },
+}
+
 _KEYPAD = re.compile(r"[0-9*#]+")
 
 log = structlog.get_logger(__name__)
@@ -53,7 +65,9 @@ def _result(tool_use_id: str, text: str, *, error: bool = False) -> dict[str, An
 
 
 class AnthropicSession:
-    def __init__(self, client: anthropic.Anthropic, model: str, system: str, max_tokens: int) -> None:
+    def __init__(self, client: anthropic.Anthropic, model: str, system: str, max_tokens: int,
+                 tools: list[dict[str, Any]] | None = None) -> None:
+        self._tools = tools if tools is not None else TOOLS
         self._client = client
         self._model = model
         self._system = system
@@ -70,7 +84,7 @@ class AnthropicSession:
         messages = self._with_user_turn(heard)
         with calling_model("agent_turn", self._model):
             with self._client.messages.stream(model=self._model, max_tokens=self._max_tokens, system=self._system,
-                                              tools=TOOLS, messages=messages) as stream:
+                                              tools=self._tools, messages=messages) as stream:
                 message = stream.get_final_message()
         self._usage["input_tokens"] += message.usage.input_tokens
         self._usage["output_tokens"] += message.usage.output_tokens
@@ -98,6 +112,7 @@ class AnthropicSession:
         said: list[str] = []
         keys = ""
         end = False
+        transfer: str | None = None
         content: list[dict[str, Any]] = []
         owed: list[dict[str, Any]] = []
         for block in blocks:
@@ -110,6 +125,9 @@ class AnthropicSession:
                 if block.name == END_CALL:
                     end = True
                     owed.append(_result(block.id, "The call is ending."))
+                elif block.name == TRANSFER_CALL:
+                    transfer = str(block.input.get("brief", ""))[:500]
+                    owed.append(_result(block.id, "Transferring the call."))
                 elif block.name == PRESS_KEYS:
                     digits = "".join(str(block.input.get("digits", "")).split())
                     if _KEYPAD.fullmatch(digits):
@@ -119,7 +137,8 @@ class AnthropicSession:
                         owed.append(_result(block.id, "Nothing pressed: digits must use only 0-9, * and #.", error=True))
                 else:
                     owed.append(_result(block.id, f"Unknown tool {block.name!r}.", error=True))
-        turn = AgentTurn(say=" ".join(said) or None, press_keys=keys or None, end_call=end)
+        turn = AgentTurn(say=" ".join(said) or None, press_keys=keys or None, end_call=end,
+                         transfer=transfer is not None, transfer_brief=transfer or "")
         return turn, content, owed
 
 
@@ -129,4 +148,6 @@ class AnthropicBrain(ModelAdapter):
 
     def open(self, brief: CallBrief) -> AnthropicSession:
         today = self._clock() if self._clock is not None else None
-        return AnthropicSession(self._client, self.model, agent_system_prompt(brief, today), self._max_tokens)
+        tools = [*TOOLS, TRANSFER_TOOL] if brief.can_transfer else TOOLS
+        return AnthropicSession(self._client, brief.model or self.model, agent_system_prompt(brief, today),
+                                self._max_tokens, tools)

@@ -8,6 +8,9 @@ from domain.calls import outcome_schema as types
 from domain.calls.outcome_schema import FieldSpec
 
 CLOSING = "Thank you, that is everything I needed. Goodbye."
+TRANSFERRING = "Of course. Let me transfer you now, please hold."
+# Words that make the scripted agent hand the call over, when the number has transfer destinations.
+TRANSFER_WORDS = ("transfer", "a person", "a human", "representative", "operator")
 
 
 def label(spec: FieldSpec) -> str:
@@ -42,6 +45,8 @@ class ScriptedSession:
         return {}
 
     def respond(self, heard: str | None) -> AgentTurn:
+        if self._brief.can_transfer and heard and any(word in heard.lower() for word in TRANSFER_WORDS):
+            return AgentTurn(say=TRANSFERRING, transfer=True, transfer_brief=f"The caller asked: {heard.strip()}")
         fields = self._brief.schema.fields
         if self._next >= len(fields):
             return AgentTurn(say=CLOSING, end_call=True)

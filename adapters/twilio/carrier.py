@@ -8,13 +8,22 @@ server, through the SDK's documented injection point, a custom ``http_client`` (
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import requests
 from twilio.base.exceptions import TwilioException, TwilioRestException
 from twilio.http.http_client import TwilioHttpClient
+from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
-from application.providers.ports import CarrierAccount, CarrierRefusedError, CarrierUnreachableError
+from application.providers.ports import (
+    AccountAccess,
+    CarrierAccount,
+    CarrierCall,
+    CarrierRefusedError,
+    CarrierUnreachableError,
+    DialRequest,
+)
 
 TIMEOUT_SECONDS = 10.0
 MAX_NUMBERS = 1000
@@ -64,6 +73,83 @@ class TwilioCarrier:
         except TwilioException:  # a list page that was not a 200
             raise CarrierUnreachableError("the carrier answered a page of numbers with an error") from None
         return CarrierAccount(name=fetched.friendly_name or account_sid, numbers=numbers)
+
+    # -- live calls -------------------------------------------------------------------------------
+
+    def dial(self, account: AccountAccess, request: DialRequest) -> str:
+        options: dict[str, object] = {
+            "to": request.to, "from_": request.from_number, "url": request.twiml_url, "method": "POST",
+            "status_callback": request.status_url, "status_callback_method": "POST",
+            "status_callback_event": ["initiated", "ringing", "answered", "completed"],
+            "timeout": request.ring_seconds,
+        }
+        if request.amd_url:
+            options.update(machine_detection="DetectMessageEnd", async_amd="true",
+                           async_amd_status_callback=request.amd_url, async_amd_status_callback_method="POST")
+        if request.recording_url:
+            options.update(record=True, recording_status_callback=request.recording_url,
+                           recording_status_callback_method="POST", recording_status_callback_event=["completed"])
+        call = self._calls(account, lambda c: c.calls.create(**options))
+        return str(call.sid)
+
+    def hang_up(self, account: AccountAccess, carrier_sid: str) -> None:
+        self._calls(account, lambda c: c.calls(carrier_sid).update(status="completed"))
+
+    def redirect(self, account: AccountAccess, carrier_sid: str, url: str) -> None:
+        self._calls(account, lambda c: c.calls(carrier_sid).update(url=url, method="POST"))
+
+    def fetch_call(self, account: AccountAccess, carrier_sid: str) -> CarrierCall | None:
+        try:
+            return _carrier_call(self._calls(account, lambda c: c.calls(carrier_sid).fetch()))
+        except CarrierRefusedError as exc:
+            if exc.code == "carrier_not_found":
+                return None
+            raise
+
+    def find_call(self, account: AccountAccess, to: str, from_number: str, since: datetime) -> list[CarrierCall]:
+        found = self._calls(account, lambda c: c.calls.list(to=to, from_=from_number,
+                                                            start_time_after=since.date(), limit=50))
+        return [_carrier_call(call) for call in reversed(found)]
+
+    def valid_signature(self, auth_token: str, url: str, params: list[tuple[str, str]], signature: str) -> bool:
+        return bool(signature) and RequestValidator(auth_token).validate(url, _MultiValues(params), signature)
+
+    def _calls(self, account: AccountAccess, action):  # type: ignore[no-untyped-def]
+        api = self.client(account.account_sid, account.auth_token).api.v2010.accounts(account.account_sid)
+        try:
+            return action(api)
+        except TwilioRestException as exc:
+            if exc.status == 404:
+                raise CarrierRefusedError("the carrier knows no such call", code="carrier_not_found") from None
+            if exc.status == 429 or exc.status >= 500:
+                raise CarrierUnreachableError(f"the carrier answered {exc.status}") from None
+            raise CarrierRefusedError(f"the carrier refused (HTTP {exc.status}, code {exc.code})",
+                                      code=f"carrier_error_{exc.code}" if exc.code else "carrier_refused") from None
+        except requests.Timeout:
+            raise CarrierUnreachableError(f"no answer within {self.timeout:g} s") from None
+        except requests.RequestException as exc:
+            raise CarrierUnreachableError(f"connection failed ({type(exc).__name__})") from None
+        except TwilioException as exc:
+            raise CarrierUnreachableError(f"unexpected carrier answer ({type(exc).__name__})") from None
+
+
+class _MultiValues(dict):  # type: ignore[type-arg]
+    """Form pairs with repeated keys kept, in the shape ``RequestValidator`` reads (``getall``)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        super().__init__()
+        for key, value in pairs:
+            self.setdefault(key, []).append(value)
+
+    def getall(self, key: str) -> list[str]:
+        return list(self[key])
+
+
+def _carrier_call(call) -> CarrierCall:  # type: ignore[no-untyped-def]
+    duration = getattr(call, "duration", None)
+    return CarrierCall(sid=str(call.sid), status=str(call.status),
+                       duration_seconds=int(duration) if duration not in (None, "") else None,
+                       answered_by=getattr(call, "answered_by", None))
 
 
 def _refusal(exc: TwilioRestException) -> Exception:

@@ -10,7 +10,13 @@ from application.boundary import BoundaryApplication
 from application.head_cache import HeadCache
 from application.calling.ports import AgentBrain, Callee, OutcomeExtractor
 from application.ports import Clock
+from domain.calls.engine_choice import VoiceRouting
 from domain.calls.pricing import PriceTable
+
+
+def no_voice_preferences(_tenant_id: str) -> VoiceRouting:
+    """Built-in defaults only: for a Calling without an Accounts to read (tests, tools)."""
+    return VoiceRouting()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,6 +29,9 @@ class CallingPorts:
     simulated_from_number: str = "+15005550006"
     max_call_seconds: int = 600
     max_turns: int = 120
+    # tenant_id -> what routes a call that names no engine (tenant settings, system A/B weights);
+    # answered from memory in the steady state (application.accounts.voice.routing_for)
+    voice_routing: Callable[[str], VoiceRouting] = no_voice_preferences
 
 
 class Calling(BoundaryApplication):

@@ -42,7 +42,7 @@ def _rejected(to: str, code: str, message: str) -> dict[str, Any]:
 
 def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, items: list[BatchItem],
                   now: datetime) -> BatchResult:
-    schema = check_shared(calling, principal.tenant_id, shared)
+    schema, caller = check_shared(calling, principal, shared)
     suppressions = index_of(calling, principal.tenant_id)  # one read for every item
     calls: list[Call] = []
     results: list[dict[str, Any]] = []
@@ -61,7 +61,7 @@ def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, i
         seen.add(destination.e164)
         request = replace(shared, to=item.to, consent_record_id=item.consent_record_id or shared.consent_record_id,
                           variables={**shared.variables, **item.variables}, metadata={**shared.metadata, **item.metadata})
-        call = build_call(calling, principal, request, schema, destination, now)
+        call = build_call(calling, principal, request, schema, destination, now, from_number=caller)
         calls.append(call)
         results.append({"to": item.to, "call_id": call.call_id, "status": call.status, "error": None})
     return BatchResult(calls=calls, items=results)

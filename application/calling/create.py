@@ -12,9 +12,9 @@ from typing import Any
 
 from application.calling.app import Calling
 from application.calling.suppressions import NOT_REMEMBERED, index_of
-from application.errors import ValidationFailedError
+from application.errors import PermissionDeniedError, ValidationFailedError
 from application.principal import Principal
-from application.providers.credentials import has_verified_carrier
+from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
 from domain.calls.call import Call, new_call_id
 from domain.calls.outcome_schema import CompiledSchema, compile_schema
@@ -82,16 +82,21 @@ def _reachable(suppressions: SuppressionIndex | None, destination: dialing_rules
         raise _refuse([*loc, "to"], exc, raw) from exc
 
 
-def _caller(calling: Calling, tenant_id: str, request: CallRequest, loc: list[str | int]) -> None:
+def _caller(calling: Calling, principal: Principal, request: CallRequest, loc: list[str | int]) -> str:
+    """The number the call comes from: ``from_number`` when it is one of the verified carrier
+    account's numbers (and, for a key restricted to ``number_ids``, one of those), else the chosen
+    caller number for live calls or the simulated caller for test calls."""
+    credential = (credential_of(calling, principal.tenant_id)
+                  if request.mode == LIVE or request.from_number is not None else None)
+    verified = credential is not None and credential.verified
     if request.from_number is not None:
-        # Numbers arrive with the telephony and configuration surface; until then none is owned.
-        raise ValidationFailedError([(
-            [*loc, "from_number"], "this number is not one of your numbers", "from_number_not_owned",
-            request.from_number,
-        )])
+        if not verified or not credential.holds(request.from_number):  # type: ignore[union-attr]
+            raise ValidationFailedError([([*loc, "from_number"], "this number is not one of your carrier account's numbers",
+                                          "from_number_not_owned", request.from_number)])
+        _number_allowed(calling, principal, request.from_number)
     if request.mode != LIVE:
-        return
-    if not has_verified_carrier(calling, tenant_id):
+        return request.from_number or calling.ports.simulated_from_number
+    if not verified:
         raise ValidationFailedError([(
             [*loc, "mode"],
             "live calls need verified carrier credentials (POST /v1/providers/carrier/verify); "
@@ -99,22 +104,30 @@ def _caller(calling: Calling, tenant_id: str, request: CallRequest, loc: list[st
             "carrier_not_configured",
             request.mode,
         )])
-    # Verified credentials are stored, but dialing through them is the telephony issue's work.
-    raise ValidationFailedError([(
-        [*loc, "mode"],
-        "live dialing is not available yet (it arrives with the telephony issue); your carrier credentials "
-        "are verified and kept; use mode=simulated for a test call",
-        "live_calls_unavailable",
-        request.mode,
-    )])
+    caller = request.from_number or credential.caller_number  # type: ignore[union-attr]
+    if caller is None:
+        raise ValidationFailedError([([*loc, "from_number"], "choose a caller number (POST /v1/providers/select-number) "
+                                      "or pass from_number", "caller_number_not_selected", None)])
+    return caller
 
 
-def check_shared(calling: Calling, tenant_id: str, request: CallRequest) -> CompiledSchema:
-    """The rules a batch's items share: schema, consent, caller number and carrier."""
+def _number_allowed(calling: Calling, principal: Principal, e164: str) -> None:
+    """A key restricted to ``number_ids`` may only call from those numbers (403 otherwise)."""
+    if principal.number_ids is None:
+        return
+    from application.numbers.lookups import tenant_number
+
+    number = tenant_number(calling, principal.tenant_id, e164)
+    if number is None or not principal.may_use_number(str(number.number_id)):
+        raise PermissionDeniedError(f"this API key may not call from {e164}", code="number_not_allowed")
+
+
+def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[CompiledSchema, str]:
+    """The rules a batch's items share: schema, consent, caller number and carrier; the schema
+    and the caller number."""
     schema = _compile(request, ["body"])
     _consent(request, ["body"])
-    _caller(calling, tenant_id, request, ["body"])
-    return schema
+    return schema, _caller(calling, principal, request, ["body"])
 
 
 def check_destination(suppressions: SuppressionIndex | None, raw: str, consent_type: str, now: datetime,
@@ -126,20 +139,24 @@ def check_destination(suppressions: SuppressionIndex | None, raw: str, consent_t
 
 
 def build_call(calling: Calling, principal: Principal, request: CallRequest, schema: CompiledSchema,
-               destination: dialing_rules.Destination, now: datetime) -> Call:
+               destination: dialing_rules.Destination, now: datetime, from_number: str | None = None) -> Call:
+    call_id = new_call_id()
+    # An explicit engine wins; otherwise the tenant's settings and the system A/B weights decide,
+    # from the call id (domain/calls/engine_choice.py), read from memory in the steady state.
+    engine = request.voice_engine or calling.ports.voice_routing(principal.tenant_id).engine_for(call_id)
     return Call(
         tenant_id=principal.tenant_id,
-        call_id=new_call_id(),
+        call_id=call_id,
         direction=OUTBOUND,
         mode=request.mode,
         to=destination.e164,
-        from_number=calling.ports.simulated_from_number,
+        from_number=from_number or calling.ports.simulated_from_number,
         objective=request.objective,
         outcome_schema=schema.to_definition(),
         consent_type=request.consent_type or "",
         consent_record_id=request.consent_record_id,
         voice_id=request.voice_id,
-        voice_engine=request.voice_engine or DEFAULT_ENGINE,
+        voice_engine=engine,
         language=request.language,
         metadata=request.metadata,
         variables=request.variables,
@@ -162,5 +179,5 @@ def prepare_call(calling: Calling, principal: Principal, request: CallRequest, n
     if suppressions is NOT_REMEMBERED:
         suppressions = index_of(calling, principal.tenant_id)
     _reachable(suppressions, destination, request.to, request.consent_type or "", now, loc)
-    _caller(calling, principal.tenant_id, request, loc)
-    return build_call(calling, principal, request, schema, destination, now)
+    caller = _caller(calling, principal, request, loc)
+    return build_call(calling, principal, request, schema, destination, now, from_number=caller)

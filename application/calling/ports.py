@@ -16,6 +16,8 @@ class CallBrief:
     schema: CompiledSchema
     variables: dict[str, str] = field(default_factory=dict)
     language: str = "en-US"
+    model: str | None = None  # the engine profile's model; None: the brain's default
+    can_transfer: bool = False  # the number has transfer destinations: offer ``transfer_call``
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,6 +25,8 @@ class AgentTurn:
     say: str | None = None
     press_keys: str | None = None
     end_call: bool = False
+    transfer: bool = False  # hand the caller over to the number's transfer destinations
+    transfer_brief: str = ""  # what the person taking the call should know
 
 
 class AgentSession(Protocol):
@@ -52,6 +56,27 @@ class OutcomeExtractor(Protocol):
 
     def extract(self, brief: CallBrief, transcript: str, *, problems: list[str] | None = None) -> Extraction:
         """Turn the transcript into an outcome; ``problems`` explains why a first attempt was refused."""
+        ...
+
+
+class SpeechListener(Protocol):
+    def feed(self, frame: bytes) -> str | None:
+        """One inbound audio frame; a finished utterance's text when this frame ended it."""
+        ...
+
+    @property
+    def speaking(self) -> bool:
+        """The caller is speaking now (an utterance has begun and not ended): barge-in."""
+        ...
+
+
+class SpeechEngine(Protocol):
+    """Speech to text and text to speech for the audio stream transport (μ-law 8 kHz frames)."""
+
+    def listener(self) -> SpeechListener: ...
+
+    def speak(self, text: str) -> list[bytes]:
+        """The 20 ms frames that say ``text``."""
         ...
 
 

@@ -100,6 +100,26 @@ def _converse(calling: Calling, call: Call) -> None:
     _settle(calling, call, brief, session.usage)
 
 
+def settle_live(calling: Calling, call_id: str) -> bool:
+    """Extract the outcome of a live call whose conversation is over (voice session closed, no
+    transfer under way); True when this settled it."""
+    from application.calling.live import live_duration
+
+    for _attempt in range(5):
+        call = calling.find(Call, Call.create_id(call_id))
+        if call is None or not call.ready_to_settle:
+            return False
+        call.end(live_duration(call), calling.ports.clock())
+        brief = CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
+                          variables=dict(call.variables), language=call.language)
+        try:
+            _settle(calling, call, brief, {})
+        except ConflictError:
+            continue  # a recording or a late callback landed meanwhile: look again
+        return True
+    return False
+
+
 def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[str, int]) -> None:
     ports = calling.ports
     simulated = call.mode == "simulated"

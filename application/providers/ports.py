@@ -1,8 +1,10 @@
-"""What the provider use cases need from outside: a carrier that checks an account's credentials."""
+"""What the provider and live-call use cases need from outside: a carrier that checks an account's
+credentials, places and ends calls, looks them up, and signs its callbacks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 
@@ -28,7 +30,57 @@ class CarrierUnreachableError(Exception):
     """No usable answer: connection refused, timeout, or a failure on the carrier's side."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class AccountAccess:
+    """A tenant's carrier sub-account, the token unsealed for the length of one request."""
+
+    account_sid: str
+    auth_token: str = field(repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DialRequest:
+    to: str
+    from_number: str
+    twiml_url: str
+    status_url: str
+    amd_url: str | None  # asynchronous answering-machine detection reports here; None: no detection
+    recording_url: str | None  # recording callback; None: not recorded
+    ring_seconds: int = 30
+
+
+@dataclass(frozen=True, kw_only=True)
+class CarrierCall:
+    """The carrier's view of a call (for reconciliation)."""
+
+    sid: str
+    status: str  # queued, initiated, ringing, in-progress, completed, busy, no-answer, failed, canceled
+    duration_seconds: int | None
+    answered_by: str | None
+
+
 class Carrier(Protocol):
     def verify(self, account_sid: str, auth_token: str) -> CarrierAccount:
         """Fetch the account and its incoming numbers with these credentials."""
+        ...
+
+    def dial(self, account: AccountAccess, request: DialRequest) -> str:
+        """Place the call; its carrier id. ``CarrierRefusedError`` when the carrier said no,
+        ``CarrierUnreachableError`` when the answer is unknown (the call may exist)."""
+        ...
+
+    def hang_up(self, account: AccountAccess, carrier_sid: str) -> None: ...
+
+    def redirect(self, account: AccountAccess, carrier_sid: str, url: str) -> None:
+        """Make a call in progress fetch new instructions from ``url``."""
+        ...
+
+    def fetch_call(self, account: AccountAccess, carrier_sid: str) -> CarrierCall | None: ...
+
+    def find_call(self, account: AccountAccess, to: str, from_number: str, since: datetime) -> list[CarrierCall]:
+        """Calls to ``to`` from ``from_number`` created at or after ``since`` (oldest first)."""
+        ...
+
+    def valid_signature(self, auth_token: str, url: str, params: list[tuple[str, str]], signature: str) -> bool:
+        """Did the carrier sign this callback (``url`` exactly as requested, every form pair)?"""
         ...

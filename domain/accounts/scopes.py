@@ -12,6 +12,8 @@ NUMBERS_WRITE = "numbers:write"
 PROVIDERS_WRITE = "providers:write"
 # Additive scope for the audit trail (the spec leaves scopes of other routes open).
 AUDIT_READ = "audit:read"
+# Additive scope for the tenant's own settings, /v1/tenants/me (voice engine default, A/B switch).
+TENANTS_WRITE = "tenants:write"
 
 ALL_SCOPES: tuple[str, ...] = (
     CALLS_CREATE,
@@ -21,6 +23,7 @@ ALL_SCOPES: tuple[str, ...] = (
     NUMBERS_WRITE,
     PROVIDERS_WRITE,
     AUDIT_READ,
+    TENANTS_WRITE,
 )
 
 

@@ -103,6 +103,18 @@ class Call(TenantAggregate):
         self.error_code: str | None = None
         self.error_message: str | None = None
         self.recording_url: str | None = None
+        # Live calls (ARCHITECTURE.md §7-§8): what the carrier and the voice session reported.
+        self.dial_requested_at: datetime | None = None
+        self.amd_requested = False
+        self.carrier_sid: str | None = None
+        self.carrier_status: str | None = None
+        self.carrier_duration_seconds: int | None = None
+        self.session_transport: str | None = None
+        self.session_nonce: str | None = None
+        self.session_opened_at: datetime | None = None
+        self.session_closed_at: datetime | None = None
+        self.transfer: dict[str, Any] | None = None  # {destinations, brief, legs, status}
+        self.recording_sid: str | None = None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -118,6 +130,27 @@ class Call(TenantAggregate):
         if self.status not in statuses:
             raise CallStateError(f"the call is {self.status}")
 
+    @property
+    def session_state(self) -> str:
+        """``none`` (never opened), ``open`` or ``closed``."""
+        if self.session_opened_at is None:
+            return "none"
+        return "open" if self.session_closed_at is None else "closed"
+
+    @property
+    def transfer_pending(self) -> bool:
+        return self.transfer is not None and self.transfer["status"] == "requested"
+
+    @property
+    def ready_to_settle(self) -> bool:
+        """A live conversation is over: its voice session closed and no transfer is under way."""
+        return not self.is_terminal and self.session_state == "closed" and not self.transfer_pending
+
+    @property
+    def awaiting_verdict(self) -> bool:
+        """Answering-machine detection was asked for and has not answered yet."""
+        return self.amd_requested and self.answered_by is None
+
     # -- commands -----------------------------------------------------------------------------
 
     def start(self, now: datetime) -> None:
@@ -129,6 +162,143 @@ class Call(TenantAggregate):
     def _started(self, at: datetime) -> None:
         self.status = IN_PROGRESS
         self.started_at = at
+
+    def request_dial(self, amd: bool, now: datetime) -> None:
+        """Claim a live call for dialing; saved before the carrier is asked (at most one dial)."""
+        self._require(QUEUED)
+        self._dial_requested(amd=amd, at=now)
+
+    @event("DialRequested")
+    def _dial_requested(self, amd: bool, at: datetime) -> None:
+        self.status = IN_PROGRESS
+        self.started_at = at
+        self.dial_requested_at = at
+        self.amd_requested = amd
+
+    def dialed(self, carrier_sid: str, now: datetime) -> None:
+        self._require(IN_PROGRESS)
+        if self.carrier_sid is not None:
+            if self.carrier_sid != carrier_sid:
+                raise CallStateError("the call was already dialed under another carrier id")
+            return
+        self._dialed(carrier_sid=carrier_sid, at=now)
+
+    @event("Dialed")
+    def _dialed(self, carrier_sid: str, at: datetime) -> None:
+        self.carrier_sid = carrier_sid
+
+    def inbound_answered(self, carrier_sid: str, now: datetime) -> None:
+        """An inbound call is taken by the agent: it runs at once (no dial, no machine detection)."""
+        self._require(QUEUED)
+        self._inbound_answered(carrier_sid=carrier_sid, at=now)
+
+    @event("InboundAnswered")
+    def _inbound_answered(self, carrier_sid: str, at: datetime) -> None:
+        self.status = IN_PROGRESS
+        self.started_at = at
+        self.carrier_sid = carrier_sid
+
+    def carrier_progressed(self, carrier_status: str, now: datetime) -> bool:
+        """A non-final lifecycle status (``initiated``, ``ringing``, ``in-progress``); duplicates and
+        late ones change nothing."""
+        if self.is_terminal or carrier_status == self.carrier_status or self.carrier_duration_seconds is not None:
+            return False
+        self._carrier_progressed(carrier_status=carrier_status, at=now)
+        return True
+
+    @event("CarrierProgressed")
+    def _carrier_progressed(self, carrier_status: str, at: datetime) -> None:
+        self.carrier_status = carrier_status
+
+    def carrier_ended(self, carrier_status: str, duration_seconds: int, now: datetime) -> bool:
+        """The carrier's final status; recorded once, never on a terminal call."""
+        if self.is_terminal or self.carrier_duration_seconds is not None:
+            return False
+        self._carrier_ended(carrier_status=carrier_status, duration_seconds=max(0, int(duration_seconds)), at=now)
+        return True
+
+    @event("CarrierEnded")
+    def _carrier_ended(self, carrier_status: str, duration_seconds: int, at: datetime) -> None:
+        self.carrier_status = carrier_status
+        self.carrier_duration_seconds = duration_seconds
+
+    def open_session(self, transport: str, nonce: str, now: datetime) -> None:
+        """A voice socket presented this call's token: the first one wins, every later one is refused."""
+        self._require(IN_PROGRESS)
+        if self.session_opened_at is not None:
+            raise CallStateError("a voice session was already opened for this call")
+        self._session_opened(transport=transport, nonce=nonce, at=now)
+
+    @event("VoiceSessionOpened")
+    def _session_opened(self, transport: str, nonce: str, at: datetime) -> None:
+        self.session_transport = transport
+        self.session_nonce = nonce
+        self.session_opened_at = at
+
+    def close_session(self, reason: str, now: datetime) -> None:
+        if self.session_state != "open":
+            return
+        self._session_closed(reason=reason, at=now)
+
+    @event("VoiceSessionClosed")
+    def _session_closed(self, reason: str, at: datetime) -> None:
+        self.session_closed_at = at
+
+    def request_transfer(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
+                         now: datetime) -> None:
+        self._require(IN_PROGRESS)
+        if self.transfer is not None:
+            raise CallStateError("the call was already transferred")
+        if not destinations:
+            raise CallStateError("the number has no transfer destinations")
+        self._transfer_requested(destinations=[dict(d) for d in destinations[:5]],
+                                 max_attempts=max(1, min(int(max_attempts), 5)), brief=brief[:500], at=now)
+
+    @event("TransferRequested")
+    def _transfer_requested(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
+                            at: datetime) -> None:
+        self.transfer = {"destinations": destinations, "max_attempts": max_attempts, "brief": brief, "legs": [],
+                         "status": "requested"}
+
+    def next_transfer_destination(self) -> int | None:
+        """Index of the destination to dial next, or None when the attempts are spent."""
+        if not self.transfer_pending:
+            return None
+        tried = len(self.transfer["legs"])  # type: ignore[index]
+        if tried >= min(self.transfer["max_attempts"], len(self.transfer["destinations"])):  # type: ignore[index]
+            return None
+        return tried
+
+    def transfer_leg_ended(self, index: int, dial_status: str, now: datetime) -> bool:
+        """One dialled destination answered or not; duplicates of a leg change nothing."""
+        if self.is_terminal or not self.transfer_pending or index != len(self.transfer["legs"]):  # type: ignore[index]
+            return False
+        self._transfer_leg_ended(index=index, dial_status=dial_status, at=now)
+        return True
+
+    @event("TransferLegEnded")
+    def _transfer_leg_ended(self, index: int, dial_status: str, at: datetime) -> None:
+        assert self.transfer is not None
+        legs = [*self.transfer["legs"], {"index": index, "dial_status": dial_status}]
+        status = "requested"
+        if dial_status == "completed":
+            status = "completed"
+        elif len(legs) >= min(self.transfer["max_attempts"], len(self.transfer["destinations"])):
+            status = "failed"
+        self.transfer = {**self.transfer, "legs": legs, "status": status}
+
+    def attach_recording(self, url: str, recording_sid: str, now: datetime) -> bool:
+        """The recording arrives after the call ends: it may attach to a terminal call (its status
+        does not move); the first one is kept."""
+        if self.recording_url is not None:
+            return False
+        self._recording_attached(url=url, recording_sid=recording_sid, at=now)
+        return True
+
+    @event("RecordingAttached")
+    def _recording_attached(self, url: str, recording_sid: str, at: datetime) -> None:
+        self.recording_url = url
+        self.recording_sid = recording_sid
 
     def answer(self, answered_by: str, now: datetime) -> bool:
         """Record who answered; returns False when the spec's machine rule abandons the call."""

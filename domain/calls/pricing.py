@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+from domain.calls.engines import DEFAULT_PROFILES, EngineProfile
+
 CENT_FRACTION = Decimal("0.0001")
 
 
@@ -38,8 +40,10 @@ class PriceTable:
         return cost.quantize(CENT_FRACTION, ROUND_HALF_UP)
 
 
-DEFAULT_PRICES = PriceTable(
-    voice_per_minute={"alpha_25": Decimal("0.09"), "alpha_31": Decimal("0.12"), "beta_think_fast": Decimal("0.15")},
-    input_per_million_tokens=Decimal("3.00"),
-    output_per_million_tokens=Decimal("15.00"),
-)
+def price_table(profiles: Mapping[str, EngineProfile]) -> PriceTable:
+    """Voice prices from the engine profiles, model prices from the defaults."""
+    return PriceTable(voice_per_minute={name: p.price_per_minute for name, p in profiles.items()},
+                      input_per_million_tokens=Decimal("3.00"), output_per_million_tokens=Decimal("15.00"))
+
+
+DEFAULT_PRICES = price_table(DEFAULT_PROFILES)

@@ -17,19 +17,23 @@ from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import AuthMiddleware
 from entrypoints.http.body import JsonBodyRequest
-from entrypoints.http.context import HttpMetrics, RequestContext
+from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
 from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.admin import AdminController
 from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
 from entrypoints.http.controllers.calls import CallsController
+from entrypoints.http.controllers.numbers import NumbersController
+from entrypoints.http.controllers.carrier import CarrierCallbacks
 from entrypoints.http.controllers.providers import ProvidersController
 from entrypoints.http.controllers.suppressions import SuppressionsController
+from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_errors, openapi_config
 from entrypoints.http.errors import EXCEPTION_HANDLERS
+from entrypoints.http.voice_sockets import relay_socket, stream_socket
 
 VERSION = "0.1.0"
 
@@ -37,6 +41,7 @@ VERSION = "0.1.0"
 def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
     registry = CollectorRegistry()
     container.metrics_registry = registry  # type: ignore[attr-defined]
+    container.voice_metrics = VoiceMetrics(registry)  # type: ignore[attr-defined]
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -76,8 +81,13 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             AuditController,
             AdminController,
             CallsController,
+            NumbersController,
+            CarrierCallbacks,
+            relay_socket,
+            stream_socket,
             ProvidersController,
             SuppressionsController,
+            TenantsController,
             WebhooksController,
             healthz,
             readyz,

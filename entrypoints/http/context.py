@@ -29,6 +29,20 @@ class HttpMetrics:
         )
 
 
+class VoiceMetrics:
+    """The voice sockets' own latency: from a frame's arrival to the end of its handling (queueing
+    behind a turn included), and from the end of an utterance to the first frame of the reply."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        buckets = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+        self.frame = Histogram("callwright_voice_frame_seconds", "Server time per inbound audio frame",
+                               registry=registry, buckets=buckets)
+        self.turn = Histogram("callwright_voice_turn_seconds", "End of an utterance to the reply's first frame or text",
+                              ["transport"], registry=registry, buckets=buckets)
+        self.sessions = Counter("callwright_voice_sessions_total", "Voice sockets by how they ended",
+                                ["transport", "reason"], registry=registry)
+
+
 def _incoming_request_id(scope: dict[str, Any]) -> str | None:
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":

@@ -1,5 +1,6 @@
 """Reactor that runs queued calls: claims each one as its ``Queued`` event arrives (the claim is
-the at-most-once guard), then holds the conversation on a worker thread."""
+the at-most-once guard), then holds a simulated conversation, or asks the carrier to dial a live
+call, on a worker thread. A live call's conversation happens on its voice socket."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import structlog
 from eventsourcing.persistence import Tracking
 
-from application.calling import runner
+from application.calling import live, runner
 from application.calling.app import Calling
 from application.errors import ConflictError
 from domain.calls.call import Call, CallStateError
@@ -31,13 +32,20 @@ class CallRunner:
         self._slots = threading.BoundedSemaphore(max_workers * 2)
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
-        if isinstance(event, Call.Queued):
+        if isinstance(event, Call.Queued) and event.direction == "outbound":
             self._slots.acquire()
-            call = runner.claim(self.calling, event.call_id)
+            if event.mode == "live":
+                # DialRequested is saved before this event is marked processed: after a crash the
+                # call is not queued any more, so it is never dialed twice.
+                call = live.claim_dial(self.calling, event.call_id)
+                work = self._dial
+            else:
+                call = runner.claim(self.calling, event.call_id)
+                work = self._run
             if call is None:
                 self._slots.release()
             else:
-                self._pool.submit(self._run, call)
+                self._pool.submit(work, call)
         self.tracking.insert_tracking(tracking)
 
     def _run(self, call: Call) -> None:
@@ -45,6 +53,15 @@ class CallRunner:
             runner.run(self.calling, call)
         except Exception as exc:  # a failing brain or extractor must still end the call
             log.error("call.run_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
+            self._fail(call.call_id, exc)
+        finally:
+            self._slots.release()
+
+    def _dial(self, call: Call) -> None:
+        try:
+            live.dial(self.calling, call)
+        except Exception as exc:
+            log.error("call.dial_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
             self._fail(call.call_id, exc)
         finally:
             self._slots.release()

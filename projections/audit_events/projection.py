@@ -71,6 +71,11 @@ def _approved(e: Any) -> Row:
     return "tenant.approved", e.by, e.tenant_id, {}
 
 
+def _voice_settings(e: Any) -> Row:
+    return "tenant.voice_settings_changed", e.by, e.tenant_id, {
+        "voice_engine_default": e.voice_engine_default, "voice_ab_disabled": e.voice_ab_disabled}
+
+
 HANDLERS: dict[type, Callable[[Any], Row]] = {
     ApiKey.Issued: _issued,
     ApiKey.Rotated: _rotated,
@@ -82,6 +87,7 @@ HANDLERS: dict[type, Callable[[Any], Row]] = {
     User.EmailVerified: _email_verified,
     User.PasswordChanged: _password_changed,
     Tenant.Approved: _approved,
+    Tenant.VoiceSettingsChanged: _voice_settings,
 }
 
 

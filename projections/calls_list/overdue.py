@@ -19,3 +19,15 @@ def overdue_call_ids(conninfo: str, now: datetime, max_call_seconds: int, limit:
     cutoff = now - timedelta(seconds=max_call_seconds)
     with psycopg.connect(conninfo, autocommit=True) as conn:
         return [row[0] for row in conn.execute(_OVERDUE, (cutoff, limit)).fetchall()]
+
+
+_LIVE_RUNNING = (
+    "SELECT call_id FROM calls_list_v1 WHERE status = 'in_progress' AND mode = 'live' AND created_at < %s "
+    "ORDER BY created_at LIMIT %s"
+)
+
+
+def running_live_call_ids(conninfo: str, created_before: datetime, limit: int = 500) -> list[str]:
+    """Candidates for the reconciler: live calls still in progress that began before the cutoff."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return [row[0] for row in conn.execute(_LIVE_RUNNING, (created_before, limit)).fetchall()]

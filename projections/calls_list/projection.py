@@ -16,7 +16,7 @@ from domain.calls.call import COMPLETED, FAILED, IN_PROGRESS, QUEUED, Call
 from projections.calls_list.view import CallsListView
 from projections.view import pg_text
 
-LISTED = (Call.Queued, Call.Started, Call.Ended, Call.OutcomeExtracted, Call.Completed, Call.Failed)
+LISTED = (Call.Queued, Call.Started, Call.DialRequested, Call.InboundAnswered, Call.RecordingAttached, Call.Ended, Call.OutcomeExtracted, Call.Completed, Call.Failed)
 
 
 class CallsListProjection:
@@ -33,6 +33,7 @@ class CallsListProjection:
         )
         guard = " WHERE call_id = %(call_id)s AND version < %(version)s"
         self._started = view.sql("UPDATE {schema}.{table} SET status = %(status)s, version = %(version)s" + guard)
+        self._recording = view.sql("UPDATE {schema}.{table} SET recording_url = %(url)s, version = %(version)s" + guard)
         self._ended = view.sql(
             "UPDATE {schema}.{table} SET duration_seconds = %(duration_seconds)s, ended_at = %(at)s, "
             "version = %(version)s" + guard
@@ -62,8 +63,10 @@ class CallsListProjection:
                 "from": event.from_number, "objective": pg_text(event.objective),
                 "metadata": Jsonb(pg_text(dict(event.metadata or {}))),
             }
-        elif isinstance(event, Call.Started):
+        elif isinstance(event, (Call.Started, Call.DialRequested, Call.InboundAnswered)):
             statement, params = self._started, {**common, "status": IN_PROGRESS}
+        elif isinstance(event, Call.RecordingAttached):
+            statement, params = self._recording, {**common, "url": pg_text(event.url)}
         elif isinstance(event, Call.Ended):
             statement, params = self._ended, {**common, "duration_seconds": event.duration_seconds}
         elif isinstance(event, Call.OutcomeExtracted):

@@ -16,6 +16,7 @@ from litestar.testing import TestClient
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
 from adapters.postgres.database import DatabaseConfig
+from domain.calls.engine_choice import VoiceRouting
 from entrypoints.bootstrap import Container
 from tests.conftest import Account
 from tests.contract.calls_support import (
@@ -88,7 +89,8 @@ def test_the_call_record_has_every_field_of_the_spec_and_echoes_the_request(clie
         assert isinstance(record[money], str) and DECIMAL.match(record[money]), (money, record[money])
     assert record["metadata"] == metadata
     assert record["mode"] == "simulated"
-    assert record["voice_engine"] == "alpha_25"  # SPEC.md: alpha_25 is the default
+    # No engine named: A/B routing by the call id, built-in weights alpha_25 1 : alpha_31 1 (decisions.md 27)
+    assert record["voice_engine"] == VoiceRouting().engine_for(call_id)
     assert record["direction"] == "outbound"
     assert record["language"] == "en-US"
 

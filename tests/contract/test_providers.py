@@ -184,18 +184,28 @@ def test_provider_routes_need_the_providers_write_scope(client, tenant, twilio_a
         assert client.request(method, path, json=body, headers=writer).status_code == 200, path
 
 
-def test_a_live_call_is_refused_distinctly_once_credentials_are_verified(client, tenant, twilio_account):
-    """Live dialing arrives with the telephony work: verified credentials change the reason only."""
+def test_live_calls_need_verified_credentials_then_a_caller_number(client, tenant, twilio_account):
     before = only_problem(client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers))
-    assert before["type"] == "carrier_not_configured"
+    assert (before["loc"], before["type"]) == (["body", "mode"], "carrier_not_configured")
 
     assert verify(client, tenant.headers, twilio_account.sid, twilio_account.auth_token).status_code == 200
 
-    after = only_problem(client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers))
-    assert (after["loc"], after["type"]) == (["body", "mode"], "live_calls_unavailable")
-    assert "telephony" in after["msg"]
+    unchosen = only_problem(client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers))
+    assert (unchosen["loc"], unchosen["type"]) == (["body", "from_number"], "caller_number_not_selected")
     batch = only_problem(client.post("/v1/calls/batch", headers=tenant.headers, json={
         "items": [{"to": "+442071838750"}], **{k: v for k, v in call_body(mode="live").items() if k != "to"}}))
-    assert batch["type"] == "live_calls_unavailable"
+    assert batch["type"] == "caller_number_not_selected"
+    foreign = only_problem(client.post("/v1/calls", json=call_body(mode="live", from_number="+14155550999"),
+                                       headers=tenant.headers))
+    assert (foreign["loc"], foreign["type"]) == (["body", "from_number"], "from_number_not_owned")
+
+    explicit = client.post("/v1/calls", json=call_body(mode="live", from_number=NUMBERS[1][0]), headers=tenant.headers)
+    assert explicit.status_code == 201, explicit.text
+    assert client.post("/v1/providers/select-number", json={"e164": NUMBERS[0][0]},
+                       headers=tenant.headers).status_code == 200
+    chosen = client.post("/v1/calls", json=call_body(mode="live"), headers=tenant.headers)
+    assert chosen.status_code == 201, chosen.text
+    shown = client.get(f"/v1/calls/{chosen.json()['call_id']}", headers=tenant.headers).json()
+    assert (shown["from"], shown["mode"]) == (NUMBERS[0][0], "live")
     simulated = client.post("/v1/calls", json=call_body(), headers=tenant.headers)
     assert simulated.status_code == 201, simulated.text

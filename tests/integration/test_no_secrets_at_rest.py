@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -20,6 +21,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from twilio.request_validator import RequestValidator
+
+from domain.calls.call import Call
 from entrypoints.settings import Settings
 from tests.conftest import PASSWORD, approve, signup
 from tests.fakes.twilio.rest import FakeTwilio
@@ -64,6 +68,16 @@ def dump_schema(conninfo: str, schema: str) -> dict[str, str]:
     return tables
 
 
+def wait_dialed(container: Any, call_id: str) -> Any:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        call = container.calling.find(Call, Call.create_id(call_id))
+        if call.carrier_sid:
+            return call
+        time.sleep(0.02)
+    raise AssertionError("the live call was not dialed")
+
+
 def run_scenario(client: Any, container: Any, mail: Any, clock: Any, carrier: FakeTwilio) -> dict[str, list[str]]:
     """Sign-up to logout; returns every secret that crossed the wire, by kind."""
     secrets: dict[str, list[str]] = {"api key": [], "password": [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD], "token": [], "jwt": [],
@@ -89,7 +103,13 @@ def run_scenario(client: Any, container: Any, mail: Any, clock: Any, carrier: Fa
     live = client.post("/v1/calls", headers=account.headers, json={
         "to": "+442071838750", "objective": "Confirm", "outcome_schema": {"ok": {"type": "boolean"}},
         "consent_type": "prior_express", "mode": "live"})
-    assert live.status_code == 422  # the stored token is read for nothing yet: live dialing comes later
+    assert live.status_code == 201, live.text  # dialed with the unsealed token, through the fake's REST API
+    dialed = wait_dialed(container, live.json()["call_id"])
+    for path, form in ((f"/webhooks/carrier/twiml/{dialed.call_id}", {}),
+                       (f"/webhooks/carrier/status/{dialed.call_id}", {"AnsweredBy": "machine_start"})):
+        params = {"CallSid": dialed.carrier_sid, "AccountSid": twilio.sid, **form}
+        signature = RequestValidator(twilio.auth_token).compute_signature(container.settings.base_url + path, params)
+        assert client.post(path, data=params, headers={"X-Twilio-Signature": signature}).status_code in (200, 204)
     assert client.post("/auth/resend-verification", json={"email": account.email}).status_code == 200
 
     assert client.post("/auth/login", json={"email": account.email, "password": WRONG_PASSWORD}).status_code == 401

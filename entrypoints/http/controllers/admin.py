@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from litestar import Controller, get, post
+from datetime import timedelta, timezone
+from typing import Annotated, Any, Literal
+
+from litestar import Controller, get, patch, post
 from litestar.di import Provide
+from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK
 
-from application.accounts import administration
+from application.accounts import administration, voice
 from application.principal import Principal
+from domain.accounts.system_defaults import SystemDefaults
+from domain.calls.engine_choice import VoiceDefaults
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import admin_only
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.accounts import AdminUserResponse
+from entrypoints.http.schemas.voice import SystemDefaultsPatch, SystemDefaultsResponse
 from domain.timestamps import iso
+from projections.voice_model_stats.queries import engine_stats
 
 
 def _user(view: administration.UserView) -> AdminUserResponse:
@@ -31,6 +39,16 @@ def _user(view: administration.UserView) -> AdminUserResponse:
     )
 
 
+def _defaults(saved: SystemDefaults | None) -> SystemDefaultsResponse:
+    current = saved.voice if saved is not None else VoiceDefaults()
+    return SystemDefaultsResponse(
+        voice_engine_default=current.voice_engine_default,
+        voice_ab_weights=current.weights_dict(),
+        updated_at=iso(saved.updated_at) if saved is not None else None,
+        updated_by=saved.updated_by if saved is not None else None,
+    )
+
+
 class AdminController(Controller):
     path = "/v1/admin"
     tags = ["admin"]
@@ -45,3 +63,28 @@ class AdminController(Controller):
           summary="Approve the user's tenant (verification gate)")
     def approve(self, container: Container, principal: Principal, user_id: str) -> AdminUserResponse:
         return _user(administration.approve_user(container.accounts, user_id, by=principal.actor))
+
+    @get("/system-defaults", sync_to_thread=True,
+         summary="System defaults: the default voice engine and the A/B weights between engines")
+    def get_system_defaults(self, container: Container) -> SystemDefaultsResponse:
+        return _defaults(voice.system_defaults(container.accounts))
+
+    @patch("/system-defaults", sync_to_thread=True,
+           summary="Change the system defaults; weights given replace all weights (an engine left out weighs 0)")
+    def change_system_defaults(self, data: SystemDefaultsPatch, container: Container,
+                               principal: Principal) -> SystemDefaultsResponse:
+        given: dict[str, Any] = {name: getattr(data, name) for name in data.model_fields_set}
+        return _defaults(voice.change_system_defaults(container.accounts, principal, **given))
+
+    @get("/voice-model-stats", summary="Per-engine statistics of the terminal calls created in the last N UTC days")
+    async def voice_model_stats(
+        self, container: Container,
+        days: Annotated[int, Parameter(ge=1, le=365)] = 30,
+        mode: Literal["live", "simulated"] | None = None,
+    ) -> dict[str, Any]:
+        until = container.clock().astimezone(timezone.utc).date()
+        since = until - timedelta(days=days - 1)
+        await views_caught_up(container)
+        engines = await engine_stats(container.read_pool, since=since, until=until, mode=mode)
+        return {"days": days, "since": since.isoformat(), "until": until.isoformat(), "mode": mode,
+                "engines": engines}

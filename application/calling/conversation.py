@@ -1,0 +1,146 @@
+"""One live call's conversation, whatever carries it (conversation relay text or an audio stream).
+
+The socket handler calls these blocking methods off the event loop: ``open`` with the token the
+socket presented, ``verdict`` until answering-machine detection lets the agent speak, ``begin``
+for the agent's first turn, ``heard`` for every finished utterance of the other party,
+``pressed`` for keypad digits, and ``close`` when the socket ends. Turns are saved as they happen
+(``watch`` shows them live); the settler extracts the outcome after ``close``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from application.calling import live
+from application.calling.app import Calling
+from application.calling.ports import AgentSession, AgentTurn, CallBrief
+from application.calling.runner import clean, mask_keys
+from domain.calls import stream_token
+from domain.calls.call import AGENT, CALLEE, Call
+from domain.calls.outcome_schema import compile_schema
+
+GO = "go"
+WAIT = "wait"
+STOP = "stop"
+# Answering-machine detection that has not answered after this long counts as ``unknown``: the
+# agent speaks (the spec treats an undetermined answer as human).
+VERDICT_TIMEOUT_SECONDS = 30.0
+
+
+class LiveConversation:
+    def __init__(self, calling: Calling, call_id: str, transport: str) -> None:
+        self.calling = calling
+        self.call_id = call_id
+        self.transport = transport
+        self._session: AgentSession | None = None
+        self._opened = 0.0
+        self._number: object | None = None
+        self.ended = False
+
+    # -- the socket's life ----------------------------------------------------------------------
+
+    def open(self, token: object) -> bool:
+        """Accept the socket only for a valid, unexpired, unused token of this call."""
+        ports = live.ports_of(self.calling)
+        now = self.calling.ports.clock()
+        try:
+            grant = stream_token.verify(ports.token_key, token, self.call_id, now)
+        except ValueError:
+            grant = None
+        if grant is None:
+            return False
+        try:
+            Call.create_id(self.call_id)
+        except ValueError:
+            return False
+        call = live._change(self.calling, self.call_id, lambda c: c.open_session(self.transport, grant.nonce, now))
+        if call is None:
+            return False
+        self._opened = time.monotonic()
+        return True
+
+    def verdict(self) -> str:
+        """``go`` when the agent may speak, ``wait`` while answering-machine detection runs,
+        ``stop`` when the call ended meanwhile (a machine answered, it was cancelled)."""
+        call = self._call()
+        if call is None or call.is_terminal:
+            return STOP
+        if call.awaiting_verdict and time.monotonic() - self._opened < VERDICT_TIMEOUT_SECONDS:
+            return WAIT
+        return GO
+
+    def begin(self) -> AgentTurn:
+        call = self._call()
+        assert call is not None
+        profile = live.ports_of(self.calling).profile(call.voice_engine)
+        number = self._number_of(call)
+        brief = CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
+                          variables=dict(call.variables), language=call.language, model=profile.model,
+                          can_transfer=bool(number is not None and getattr(number, "transfer_destinations", None)))
+        self._session = self.calling.ports.brain.open(brief)
+        return self._respond(None)
+
+    def heard(self, text: str) -> AgentTurn:
+        return self._respond(clean(text))
+
+    def pressed(self, digits: str) -> None:
+        masked = f"[keypad: {mask_keys(digits)}]"
+        live._change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
+
+    def close(self, reason: str) -> None:
+        live._change(self.calling, self.call_id, lambda c: c.close_session(reason, self.calling.ports.clock()))
+
+    def engine_speech(self) -> str:
+        """The speech engine of the call's engine profile (``stream`` transport)."""
+        call = self._call()
+        engine = call.voice_engine if call is not None else ""
+        return live.ports_of(self.calling).profile(engine).speech
+
+    def still_running(self) -> bool:
+        call = self._call()
+        return call is not None and not call.is_terminal
+
+    # -- inside ---------------------------------------------------------------------------------
+
+    def _call(self) -> Call | None:
+        return self.calling.find(Call, Call.create_id(self.call_id))
+
+    def _number_of(self, call: Call) -> object | None:
+        try:
+            from application.numbers.lookups import tenant_number
+        except ImportError:  # numbers not present in this build
+            return None
+        own = call.from_number if call.direction == "outbound" else call.to
+        self._number = tenant_number(self.calling, call.tenant_id, own)
+        return self._number
+
+    def _respond(self, heard: str | None) -> AgentTurn:
+        assert self._session is not None
+        turn = self._session.respond(heard)
+        clock = self.calling.ports.clock
+        said = clean(turn.say or "")
+
+        def record(c: Call) -> None:
+            if heard:
+                c.record_turn(CALLEE, heard, clock())
+            if turn.press_keys:
+                c.record_turn(AGENT, f"[keypad: {mask_keys(turn.press_keys)}]", clock())
+            if said:
+                c.record_turn(AGENT, said, clock())
+
+        if heard or turn.press_keys or said:
+            live._change(self.calling, self.call_id, record)
+        if turn.transfer:
+            self._transfer(turn)
+        if turn.end_call or turn.transfer:
+            self.ended = True
+        return turn
+
+    def _transfer(self, turn: AgentTurn) -> None:
+        number = self._number
+        destinations = list(getattr(number, "transfer_destinations", None) or [])
+        if not destinations:
+            return
+        live.start_transfer(self.calling, self.call_id,
+                            [{"label": d["label"], "e164": d["e164"]} for d in destinations],
+                            int(getattr(number, "transfer_max_attempts", 3) or 3), turn.transfer_brief)

@@ -1,0 +1,185 @@
+"""Phone numbers of a tenant (SPEC.md Number): the configuration of one line, the claim that makes
+an E.164 belong to at most one active number across all tenants, and a tenant's list of numbers.
+
+Settings live in one mapping per event (``configuration.FIELDS``), so the surface can grow
+(flows, SMS, voicemail, hours) without new event types: older events read later fields' defaults.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from eventsourcing.domain import event
+
+from domain import ids
+from domain.base import TenantAggregate
+from domain.errors import NumberDisconnectedError, NumberTakenError
+from domain.numbers import configuration
+
+BYO = "byo"  # bring your own: a number of the tenant's verified carrier account
+
+
+class Number(TenantAggregate):
+    """A random UUID (SPEC.md: "The identifier is a UUID"); the public id is its canonical string."""
+
+    @staticmethod
+    def id_of(number_id: str) -> uuid.UUID:
+        """``ValueError`` when ``number_id`` is no UUID."""
+        return uuid.UUID(number_id)
+
+    @classmethod
+    def register(cls, *, tenant_id: str, e164: str, fields: Mapping[str, Any], by: str, at: datetime,
+                 source: str = BYO) -> Number:
+        """A new number with ``fields`` over the defaults; ``NumberConfigurationError`` lists every
+        problem of ``fields``."""
+        settings = {**configuration.defaults_for(e164), **configuration.check(fields, own_e164=e164)}
+        return cls(tenant_id=tenant_id, e164=e164, source=source, settings=settings, by=by, at=at)
+
+    @event("Registered")
+    def __init__(self, tenant_id: str, e164: str, source: str, settings: dict[str, Any], by: str,
+                 at: datetime) -> None:
+        self.tenant_id = tenant_id
+        self.e164 = e164
+        self.source = source
+        self.created_by = by
+        self.created_at = at
+        self.updated_at: datetime | None = None
+        self.disconnected_at: datetime | None = None
+        self.disconnected_by: str | None = None
+        self._assign(configuration.complete(settings))
+
+    def _assign(self, settings: Mapping[str, Any]) -> None:
+        for name, value in settings.items():
+            setattr(self, name, value)
+
+    # Typed views of the settings (assigned by ``_assign``).
+    objective: str
+    greeting: str | None
+    persona: str | None
+    outcome_schema: dict[str, Any]
+    recording_enabled: bool
+    voice_engine: str | None
+    transfer_destinations: list[dict[str, str]]
+    transfer_max_attempts: int
+    language: str
+    timezone: str | None
+
+    @property
+    def number_id(self) -> str:
+        return str(self.id)
+
+    @property
+    def active(self) -> bool:
+        return self.disconnected_at is None
+
+    def settings(self) -> dict[str, Any]:
+        return configuration.complete({name: getattr(self, name) for name in configuration.FIELDS})
+
+    def update(self, fields: Mapping[str, Any], *, by: str, at: datetime) -> dict[str, Any]:
+        """The fields that really changed (none: no event); ``NumberConfigurationError`` lists every
+        problem of ``fields``."""
+        if not self.active:
+            raise NumberDisconnectedError(f"number {self.number_id} was disconnected")
+        checked = configuration.check(fields, own_e164=self.e164)
+        changes = {name: value for name, value in checked.items() if value != getattr(self, name)}
+        if changes:
+            self._updated(changes=changes, by=by, at=at)
+        return changes
+
+    @event("Updated")
+    def _updated(self, changes: dict[str, Any], by: str, at: datetime) -> None:
+        self._assign(changes)
+        self.updated_at = at
+
+    def disconnect(self, *, by: str, at: datetime) -> bool:
+        if not self.active:
+            return False
+        self._disconnected(by=by, at=at)
+        return True
+
+    @event("Disconnected")
+    def _disconnected(self, by: str, at: datetime) -> None:
+        self.disconnected_at = at
+        self.disconnected_by = by
+
+
+class NumberClaim(TenantAggregate):
+    """Which active number holds an E.164, across every tenant: one per E.164 (uuid5 of it), so
+    inbound routing and the uniqueness check are one read. A released claim can be taken again,
+    by any tenant: ``tenant_id`` is the latest holder's, and each event names the tenant it concerns."""
+
+    @staticmethod
+    def create_id(e164: str) -> uuid.UUID:
+        return ids.deterministic("number-claim", e164)
+
+    @event("Claimed")
+    def __init__(self, tenant_id: str, e164: str, number_id: str, at: datetime) -> None:
+        self.tenant_id = tenant_id
+        self.e164 = e164
+        self.number_id: str | None = number_id
+        self.claimed_at = at
+
+    @property
+    def held(self) -> bool:
+        return self.number_id is not None
+
+    def claim(self, *, tenant_id: str, number_id: str, at: datetime) -> None:
+        if self.held:
+            raise NumberTakenError(f"{self.e164} is already registered as an active number")
+        self._reclaimed(tenant_id=tenant_id, number_id=number_id, at=at)
+
+    @event("Reclaimed")
+    def _reclaimed(self, tenant_id: str, number_id: str, at: datetime) -> None:
+        self.tenant_id = tenant_id
+        self.number_id = number_id
+        self.claimed_at = at
+
+    def release(self, number_id: str, *, at: datetime) -> bool:
+        """Only the holder releases; a stale release (the E.164 was claimed again) changes nothing."""
+        if self.number_id != number_id:
+            return False
+        self._released(number_id=number_id, at=at)
+        return True
+
+    @event("Released")
+    def _released(self, number_id: str, at: datetime) -> None:
+        self.number_id = None
+
+
+class TenantNumberIndex(TenantAggregate):
+    """A tenant's active numbers in registration order, each with its position (the list cursor),
+    saved with each registration and disconnection: listing reads one aggregate, no table scan."""
+
+    @staticmethod
+    def create_id(tenant_id: str) -> uuid.UUID:
+        return ids.deterministic("tenant-numbers", tenant_id)
+
+    @event("Started")
+    def __init__(self, tenant_id: str) -> None:
+        self.tenant_id = tenant_id
+        self.registered = 0
+        self.positions: dict[str, int] = {}
+
+    def add(self, number_id: str) -> None:
+        if number_id not in self.positions:
+            self._added(number_id=number_id)
+
+    @event("Added")
+    def _added(self, number_id: str) -> None:
+        self.registered += 1
+        self.positions = {**self.positions, number_id: self.registered}
+
+    def remove(self, number_id: str) -> None:
+        if number_id in self.positions:
+            self._removed(number_id=number_id)
+
+    @event("Removed")
+    def _removed(self, number_id: str) -> None:
+        self.positions = {k: v for k, v in self.positions.items() if k != number_id}
+
+    def after(self, position: int) -> list[tuple[int, str]]:
+        """``(position, number_id)`` of the active numbers registered after ``position``, oldest first."""
+        return sorted((p, number_id) for number_id, p in self.positions.items() if p > position)

@@ -1,0 +1,370 @@
+"""Carrier callbacks and voice sockets (SPEC.md Carrier callbacks; issue 5 items 2-4) driven by hand,
+frame by frame, against the fake carrier's REST API: signatures, the answering-machine rule,
+final statuses, the relay and stream protocols, and the single-use socket tokens."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+from xml.etree import ElementTree
+
+import pytest
+from litestar.testing import TestClient
+from twilio.request_validator import RequestValidator
+
+from adapters.speech.loopback import SILENCE, UtteranceDecoder, encode_utterance
+from domain.calls.call import Call
+from tests.conftest import Account
+from tests.contract.calls_support import LONDON, call_body, new_tenant
+from tests.contract.shared_app import shared_app
+from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
+
+NUMBERS = [("+14155550100", "Front desk")]
+OTHER_NUMBERS = [("+14155550199", "Elsewhere")]
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeTwilio]:
+    with FakeTwilio() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def app(pg_server, tmp_path_factory, fake):
+    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url,
+                    voice_profiles={"alpha_31": {"transport": "stream"}}) as built:
+        yield built
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app[0]
+
+
+@pytest.fixture(scope="module")
+def container(app):
+    return app[1]
+
+
+def carrier_tenant(client: TestClient[Any], container: Any, fake: FakeTwilio,
+                   numbers: list[tuple[str, str]]) -> tuple[Account, FakeAccount]:
+    tenant = new_tenant(client, container)
+    account = fake.add_account(numbers=numbers)
+    verified = client.post("/v1/providers/carrier/verify", headers=tenant.headers,
+                           json={"account_sid": account.sid, "auth_token": account.auth_token})
+    assert verified.status_code == 200, verified.text
+    assert client.post("/v1/providers/select-number", json={"e164": numbers[0][0]},
+                       headers=tenant.headers).status_code == 200
+    return tenant, account
+
+
+@pytest.fixture(scope="module")
+def acme(client, container, fake):
+    return carrier_tenant(client, container, fake, NUMBERS)
+
+
+@pytest.fixture(scope="module")
+def other(client, container, fake):
+    return carrier_tenant(client, container, fake, OTHER_NUMBERS)
+
+
+def dialed_call(client, container, fake, tenant: Account, **body: Any) -> tuple[str, str]:
+    """Create a live call and wait for the runner to dial it: (call id, carrier sid)."""
+    body.setdefault("voice_engine", "alpha_25")  # the relay profile (no A/B choice here)
+    created = client.post("/v1/calls", json=call_body(mode="live", **body), headers=tenant.headers)
+    assert created.status_code == 201, created.text
+    call_id = created.json()["call_id"]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        call = container.calling.find(Call, Call.create_id(call_id))
+        if call.carrier_sid:
+            return call_id, call.carrier_sid
+        time.sleep(0.02)
+    raise AssertionError("the call was not dialed")
+
+
+def signed(client, container, path: str, params: dict[str, str], token: str, method: str = "POST") -> Any:
+    url = container.settings.base_url + path
+    signature = RequestValidator(token).compute_signature(url, params if method == "POST" else {})
+    headers = {"X-Twilio-Signature": signature}
+    if method == "GET":
+        return client.get(path, headers=headers)
+    return client.post(path, data=params, headers=headers)
+
+
+def form(account: FakeAccount, sid: str, **extra: str) -> dict[str, str]:
+    return {"CallSid": sid, "AccountSid": account.sid, "From": NUMBERS[0][0], "To": LONDON,
+            "ApiVersion": "2010-04-01", "Direction": "outbound-api", **extra}
+
+
+def events_of(container, call_id: str) -> int:
+    return container.calling.find(Call, Call.create_id(call_id)).version
+
+
+def socket_of(twiml: str) -> tuple[str, str, str]:
+    """(verb, socket path, token) from a TwiML answer."""
+    root = ElementTree.fromstring(twiml)
+    connect = root.find("Connect")
+    assert connect is not None, twiml
+    verb = connect[0]
+    token = {p.get("name"): p.get("value") for p in verb.findall("Parameter")}["token"]
+    url = verb.get("url") or ""
+    return verb.tag, url[url.index("/webhooks"):], token
+
+
+def test_dialing_sends_the_callbacks_and_detection_to_the_carrier(client, container, fake, acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    create = [r for r in fake.requests_to("/Calls.json", "POST") if r.account_sid == account.sid][-1].form
+    base = container.settings.base_url + "/webhooks/carrier"
+    assert create["To"] == [LONDON] and create["From"] == [NUMBERS[0][0]]
+    assert create["Url"] == [f"{base}/twiml/{call_id}"]
+    assert create["StatusCallback"] == [f"{base}/status/{call_id}"]
+    assert sorted(create["StatusCallbackEvent"]) == ["answered", "completed", "initiated", "ringing"]
+    assert create["MachineDetection"] == ["DetectMessageEnd"] and create["AsyncAmd"] == ["true"]
+    assert create["AsyncAmdStatusCallback"] == [f"{base}/status/{call_id}"]
+    assert create["RecordingStatusCallback"] == [f"{base}/recording/{call_id}"]
+    record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+    assert record["status"] == "in_progress"
+
+
+@pytest.mark.parametrize("route", ["twiml", "status", "recording", "transfer"])
+def test_unsigned_wrongly_signed_or_foreign_callbacks_get_403_and_change_nothing(client, container, fake, acme,
+                                                                               other, route):
+    tenant, account = acme
+    _, other_account = other
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    before = events_of(container, call_id)
+    path = f"/webhooks/carrier/{route}/{call_id}"
+    params = form(account, sid, CallStatus="busy", AnsweredBy="machine_start", RecordingUrl="https://x/y",
+                  RecordingStatus="completed", DialCallStatus="completed")
+    attempts = [
+        client.post(path, data=params),  # no signature
+        client.post(path, data=params, headers={"X-Twilio-Signature": "bm90IGEgc2lnbmF0dXJl"}),
+        signed(client, container, path, params, other_account.auth_token),  # another tenant's token
+        signed(client, container, path, {**params, "AccountSid": other_account.sid}, account.auth_token),
+        client.post(path, data=params, headers={"X-Twilio-Signature": RequestValidator(account.auth_token)
+                    .compute_signature(container.settings.base_url + path + "?dest=1", params)}),  # another URL
+    ]
+    tampered = signed(client, container, path, params, account.auth_token)
+    for response in attempts:
+        assert response.status_code == 403, response.text
+        assert response.json()["error"]["code"] == "invalid_carrier_signature"
+    assert tampered.status_code in (200, 204)  # the same request, signed: accepted
+    after = container.calling.find(Call, Call.create_id(call_id))
+    if route in ("twiml", "transfer"):
+        assert after.version == before
+    unknown = signed(client, container, "/webhooks/carrier/status/cll_doesnotexist", params, account.auth_token)
+    assert unknown.status_code == 403
+
+
+def test_twiml_opens_the_relay_for_the_default_profile_and_the_stream_for_a_stream_profile(client, container, fake,
+                                                                                            acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    answer = signed(client, container, f"/webhooks/carrier/twiml/{call_id}", form(account, sid), account.auth_token)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/xml")
+    verb, path, token = socket_of(answer.text)
+    assert (verb, path) == ("ConversationRelay", f"/webhooks/carrier/relay/{call_id}")
+    assert token and account.auth_token not in answer.text
+    query = urlencode(form(account, sid))
+    by_get = signed(client, container, f"/webhooks/carrier/twiml/{call_id}?{query}", {}, account.auth_token,
+                    method="GET")
+    assert by_get.status_code == 200 and "ConversationRelay" in by_get.text
+
+    stream_id, stream_sid = dialed_call(client, container, fake, tenant, voice_engine="alpha_31")
+    answer = signed(client, container, f"/webhooks/carrier/twiml/{stream_id}", form(account, stream_sid),
+                    account.auth_token)
+    assert socket_of(answer.text)[:2] == ("Stream", f"/webhooks/carrier/stream/{stream_id}")
+
+
+@pytest.mark.parametrize("answered_by,code", [
+    ("machine_start", "machine_detected"), ("machine_end_beep", "machine_detected"),
+    ("machine_end_silence", "machine_detected"), ("machine_end_other", "machine_detected"), ("fax", "fax_detected"),
+])
+def test_a_machine_answer_abandons_the_call_and_hangs_up(client, container, fake, acme, answered_by, code):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    path = f"/webhooks/carrier/status/{call_id}"
+    assert signed(client, container, path, form(account, sid, AnsweredBy=answered_by,
+                                                 MachineDetectionDuration="2400"), account.auth_token).status_code == 204
+    record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+    assert (record["status"], record["error_code"], record["transcript"]) == ("failed", code, "")
+    assert fake.calls[sid].get("status") == "completed"  # hung up over REST
+    for late in ({"CallStatus": "completed", "CallDuration": "9"}, {"AnsweredBy": "human"}):
+        assert signed(client, container, path, form(account, sid, **late), account.auth_token).status_code == 204
+    again = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+    assert (again["status"], again["error_code"]) == ("failed", code)
+
+
+@pytest.mark.parametrize("status,code", [("busy", "busy"), ("no-answer", "no_answer"), ("failed", "carrier_failed"),
+                                         ("canceled", "carrier_canceled")])
+def test_final_carrier_statuses_fail_the_call_with_distinct_codes(client, container, fake, acme, status, code):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    path = f"/webhooks/carrier/status/{call_id}"
+    for progress in ("initiated", "ringing", "ringing"):
+        signed(client, container, path, form(account, sid, CallStatus=progress), account.auth_token)
+    signed(client, container, path, form(account, sid, CallStatus=status, CallDuration="0"), account.auth_token)
+    signed(client, container, path, form(account, sid, CallStatus="completed", CallDuration="30"), account.auth_token)
+    record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+    assert (record["status"], record["error_code"]) == ("failed", code)
+
+
+def test_recording_url_is_stored_as_the_mp3_url(client, container, fake, acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    url = f"https://api.twilio.com/2010-04-01/Accounts/{account.sid}/Recordings/RE{'a' * 32}"
+    response = signed(client, container, f"/webhooks/carrier/recording/{call_id}",
+                      form(account, sid, RecordingSid="RE" + "a" * 32, RecordingUrl=url, RecordingStatus="completed",
+                           RecordingDuration="12"), account.auth_token)
+    assert response.status_code == 204
+    assert container.calling.find(Call, Call.create_id(call_id)).recording_url == url + ".mp3"
+
+
+def twiml_token(client, container, account, call_id: str, sid: str) -> str:
+    answer = signed(client, container, f"/webhooks/carrier/twiml/{call_id}", form(account, sid), account.auth_token)
+    return socket_of(answer.text)[2]
+
+
+def human(client, container, account, call_id: str, sid: str) -> None:
+    assert signed(client, container, f"/webhooks/carrier/status/{call_id}",
+                  form(account, sid, AnsweredBy="human"), account.auth_token).status_code == 204
+
+
+def relay_messages(ws) -> list[dict[str, Any]]:
+    """Server messages up to and including the end of one agent turn."""
+    got = []
+    while True:
+        message = json.loads(ws.receive_text())
+        got.append(message)
+        if message["type"] == "end" or (message["type"] == "text" and message.get("last")):
+            if message["type"] == "text":
+                return got
+            return got
+
+
+def test_relay_conversation_reaches_a_typed_outcome(client, container, fake, acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    token = twiml_token(client, container, account, call_id, sid)
+    human(client, container, account, call_id, sid)
+    with client.websocket_connect(f"/webhooks/carrier/relay/{call_id}") as ws:
+        ws.send_text(json.dumps({"type": "setup", "callSid": sid, "accountSid": account.sid,
+                                 "customParameters": {"token": token}}))
+        first = relay_messages(ws)
+        assert "confirmed" in first[-1]["token"]
+        ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "Yes, ", "last": False}))
+        ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "it is.", "last": True}))
+        closing = relay_messages(ws)
+        assert closing[-1]["type"] == "text"
+        assert json.loads(ws.receive_text())["type"] == "end"
+    signed(client, container, f"/webhooks/carrier/status/{call_id}",
+           form(account, sid, CallStatus="completed", CallDuration="14"), account.auth_token)
+    record = wait_terminal(client, tenant, call_id)
+    assert (record["status"], record["outcome"]) == ("completed", {"confirmed": True}), record
+    assert "callee: Yes, it is." in record["transcript"]
+    assert record["duration_seconds"] >= 1 and record["cost_voice"] != "0.0000"
+
+
+def wait_terminal(client, tenant, call_id: str, timeout: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+        if record["status"] in ("completed", "failed") or time.monotonic() > deadline:
+            return record
+        time.sleep(0.05)
+
+
+def refused(ws) -> list[str]:
+    """Messages received before the server closed the socket (there must be none)."""
+    received = []
+    try:
+        while True:
+            received.append(ws.receive_text())
+    except Exception:  # the close
+        return received
+
+
+@pytest.mark.parametrize("case", ["none", "wrong", "other_call", "reused", "expired_shape"])
+def test_a_socket_without_its_calls_valid_unused_token_is_closed_with_nothing_forwarded(client, container, fake,
+                                                                                        acme, case):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    token = twiml_token(client, container, account, call_id, sid)
+    other_id, other_sid = dialed_call(client, container, fake, tenant)
+    other_token = twiml_token(client, container, account, other_id, other_sid)
+    human(client, container, account, call_id, sid)
+    presented = {"none": None, "wrong": token[:-2] + "xx", "other_call": other_token, "reused": token,
+                 "expired_shape": "a.1.b"}[case]
+    if case == "reused":
+        with client.websocket_connect(f"/webhooks/carrier/relay/{call_id}") as ws:
+            ws.send_text(json.dumps({"type": "setup", "customParameters": {"token": token}}))
+            assert relay_messages(ws)  # the first use works
+    before = events_of(container, call_id)
+    with client.websocket_connect(f"/webhooks/carrier/relay/{call_id}") as ws:
+        ws.send_text(json.dumps({"type": "setup", "customParameters": {} if presented is None else {"token": presented}}))
+        ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "hello", "last": True}))
+        assert refused(ws) == []
+    assert events_of(container, call_id) == before or case == "reused"
+    call = container.calling.find(Call, Call.create_id(call_id))
+    assert [t for t in call.turns if t["speaker"] == "callee"] == []
+
+
+def stream_say(ws, text: str) -> None:
+    for frame in [*encode_utterance(text), *[SILENCE] * 6]:
+        ws.send_text(json.dumps({"event": "media", "streamSid": "MZ1",
+                                 "media": {"track": "inbound", "payload": base64.b64encode(frame).decode()}}))
+
+
+def stream_turn(ws) -> tuple[str, int]:
+    """The agent's next utterance (frames until its mark, which is echoed) and its frame count."""
+    decoder = UtteranceDecoder()
+    frames = 0
+    while True:
+        message = json.loads(ws.receive_text())
+        if message["event"] == "media":
+            frames += 1
+            decoder.feed(base64.b64decode(message["media"]["payload"]))
+        elif message["event"] == "mark":
+            ws.send_text(json.dumps({"event": "mark", "streamSid": "MZ1", "mark": message["mark"]}))
+            return decoder.flush() or "", frames
+
+
+def test_media_stream_conversation_reaches_a_typed_outcome(client, container, fake, acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant, voice_engine="alpha_31")
+    token = twiml_token(client, container, account, call_id, sid)
+    human(client, container, account, call_id, sid)
+    with client.websocket_connect(f"/webhooks/carrier/stream/{call_id}") as ws:
+        ws.send_text(json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}))
+        ws.send_text(json.dumps({"event": "start", "streamSid": "MZ1", "start": {
+            "streamSid": "MZ1", "callSid": sid, "accountSid": account.sid, "customParameters": {"token": token},
+            "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}}))
+        question, frames = stream_turn(ws)
+        assert "confirmed" in question and frames >= 1
+        stream_say(ws, "No, it is not.")
+        closing, _ = stream_turn(ws)
+        assert "Goodbye" in closing
+    record = wait_terminal(client, tenant, call_id)
+    assert (record["status"], record["outcome"]) == ("completed", {"confirmed": False}), record
+    assert record["voice_engine"] == "alpha_31"
+
+
+def test_a_machine_verdict_while_the_socket_waits_sends_no_audio(client, container, fake, acme):
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant, voice_engine="alpha_31")
+    token = twiml_token(client, container, account, call_id, sid)
+    with client.websocket_connect(f"/webhooks/carrier/stream/{call_id}") as ws:
+        ws.send_text(json.dumps({"event": "start", "streamSid": "MZ2", "start": {"customParameters": {"token": token}}}))
+        stream_say(ws, "Hi, you have reached the voicemail of")
+        time.sleep(0.3)  # the socket waits for the verdict meanwhile
+        signed(client, container, f"/webhooks/carrier/status/{call_id}",
+               form(account, sid, AnsweredBy="machine_end_beep"), account.auth_token)
+        assert refused(ws) == []
+    record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
+    assert (record["status"], record["error_code"]) == ("failed", "machine_detected")
