@@ -17,8 +17,8 @@ from application.calling.instructions import Hangup, Instruction
 from application.errors import ConflictError, PermissionDeniedError
 from domain import ids
 from domain.calls.call import Call
-from domain.calls.engines import DEFAULT_ENGINE
 from domain.calls.outcome_schema import compile_schema
+from domain.numbers.number import Number
 
 INBOUND = "inbound"
 DEFAULT_OBJECTIVE = "Answer the call politely, find out who is calling and what they need, and take a message."
@@ -61,15 +61,16 @@ def answer(calling: Calling, url: str, pairs: Sequence[tuple[str, str]], signatu
     return instructions
 
 
-def _record(calling: Calling, number: Any, call_id: str, carrier_sid: str, caller: str) -> Call | None:
+def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, caller: str) -> Call | None:
     now = calling.ports.clock()
     schema = number.outcome_schema or DEFAULT_SCHEMA
     call = Call(
         tenant_id=number.tenant_id, call_id=call_id, direction=INBOUND, mode="live", to=number.e164,
-        from_number=caller, objective=getattr(number, "objective", None) or DEFAULT_OBJECTIVE,
+        from_number=caller, objective=number.objective or DEFAULT_OBJECTIVE,
         outcome_schema=compile_schema(schema).to_definition(), consent_type=INBOUND, consent_record_id=None,
-        voice_id=None, voice_engine=getattr(number, "voice_engine", None) or DEFAULT_ENGINE,
-        language=getattr(number, "language", None) or "en-US", metadata={"number_id": str(number.number_id)},
+        voice_id=None,
+        voice_engine=number.voice_engine or calling.ports.voice_routing(number.tenant_id).engine_for(call_id),
+        language=number.language or "en-US", metadata={"number_id": str(number.number_id)},
         variables={}, simulation=None, created_by=f"carrier:{carrier_sid}",
         max_duration_seconds=calling.ports.max_call_seconds, at=now,
     )

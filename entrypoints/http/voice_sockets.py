@@ -95,6 +95,49 @@ def _token(parameters: Any) -> Any:
     return parameters.get("token") if isinstance(parameters, dict) else None
 
 
+class _Session:
+    """One voice socket's plumbing: accept, read every message into ``queue``, check the token of
+    the first message, wait for the answering-machine verdict; on exit close the conversation
+    (the settler takes over) and the socket, and count how it ended."""
+
+    def __init__(self, socket: WebSocket, call_id: str, transport: str) -> None:
+        self.socket = socket
+        self.transport = transport
+        self.container = socket.app.state.container
+        self.metrics = self.container.voice_metrics
+        self.conversation = LiveConversation(self.container.calling, call_id, transport)
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.reason = "carrier_closed"
+        self._opened = False
+        self._pump: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Session:
+        await self.socket.accept()
+        self._pump = asyncio.create_task(_pump(self.socket, self.queue))
+        return self
+
+    async def open(self, kind: str, *, key: str, parameters: Any) -> dict[str, Any] | None:
+        """The first message once its token opened the call's session and the agent may speak;
+        None when the socket is refused or the call ended while waiting (``reason`` says which)."""
+        first = await _first(self.queue, kind, key=key)
+        if first is None or not await run_blocking(self.conversation.open, _token(parameters(first))):
+            self.reason = "refused"
+            return None
+        self._opened = True
+        if not await _verdict(self.conversation):
+            self.reason = "call_ended"
+            return None
+        return first
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+        self.metrics.sessions.labels(self.transport, self.reason).inc()
+        if self._opened:
+            await run_blocking(self.conversation.close, self.reason)
+        await _close(self.socket, POLICY_VIOLATION if self.reason == "refused" else 1000)
+
+
 # -- conversation relay ---------------------------------------------------------------------------
 
 
@@ -109,23 +152,10 @@ async def _relay_say(socket: WebSocket, turn: AgentTurn) -> None:
 
 @websocket("/webhooks/carrier/relay/{call_id:str}", name="carrier_relay_socket")
 async def relay_socket(socket: WebSocket, call_id: str) -> None:
-    container = socket.app.state.container
-    metrics = container.voice_metrics
-    conversation = LiveConversation(container.calling, call_id, "relay")
-    await socket.accept()
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    pump = asyncio.create_task(_pump(socket, queue))
-    opened = False
-    reason = "carrier_closed"
-    try:
-        setup = await _first(queue, "setup", key="type")
-        if setup is None or not await run_blocking(conversation.open, _token(setup.get("customParameters"))):
-            reason = "refused"
+    async with _Session(socket, call_id, "relay") as session:
+        if await session.open("setup", key="type", parameters=lambda m: m.get("customParameters")) is None:
             return
-        opened = True
-        if not await _verdict(conversation):
-            reason = "call_ended"
-            return
+        conversation, queue = session.conversation, session.queue
         await _relay_say(socket, await run_blocking(conversation.begin))
         partial = ""
         while not conversation.ended:
@@ -138,18 +168,12 @@ async def relay_socket(socket: WebSocket, call_id: str) -> None:
                 if message.get("last", True):
                     heard, partial = partial, ""
                     await _relay_say(socket, await run_blocking(conversation.heard, heard))
-                    metrics.turn.labels("relay").observe(time.perf_counter() - message["_at"])
+                    session.metrics.turn.labels("relay").observe(time.perf_counter() - message["_at"])
             elif kind == "dtmf" and str(message.get("digit") or "") in "0123456789*#":
                 await run_blocking(conversation.pressed, str(message["digit"]))
             elif kind == "error":
                 log.warning("relay.error", call_id=call_id, description=str(message.get("description"))[:200])
-        reason = "agent_ended" if conversation.ended else reason
-    finally:
-        pump.cancel()
-        metrics.sessions.labels("relay", reason).inc()
-        if opened:
-            await run_blocking(conversation.close, reason)
-        await _close(socket, POLICY_VIOLATION if reason == "refused" else 1000)
+        session.reason = "agent_ended" if conversation.ended else session.reason
 
 
 # -- media stream -----------------------------------------------------------------------------------
@@ -198,28 +222,14 @@ class _Speaker:
 
 @websocket("/webhooks/carrier/stream/{call_id:str}", name="carrier_stream_socket")
 async def stream_socket(socket: WebSocket, call_id: str) -> None:
-    container = socket.app.state.container
-    metrics = container.voice_metrics
-    conversation = LiveConversation(container.calling, call_id, "stream")
-    await socket.accept()
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    pump = asyncio.create_task(_pump(socket, queue))
-    opened = False
-    reason = "carrier_closed"
-    try:
-        start = await _first(queue, "start", key="event")
-        details = start.get("start") if start is not None else None
-        if not isinstance(details, dict) or not await run_blocking(conversation.open,
-                                                                   _token(details.get("customParameters"))):
-            reason = "refused"
+    async with _Session(socket, call_id, "stream") as session:
+        start = await session.open("start", key="event", parameters=_stream_parameters)
+        if start is None:
             return
-        opened = True
-        speech: SpeechEngine = container.speech_engine(conversation.engine_speech())
-        speaker = _Speaker(socket, str(start.get("streamSid") or details.get("streamSid") or ""), speech)
+        conversation, queue, metrics = session.conversation, session.queue, session.metrics
+        speech: SpeechEngine = session.container.speech_engine(await run_blocking(conversation.engine_speech))
+        speaker = _Speaker(socket, str(start.get("streamSid") or start["start"].get("streamSid") or ""), speech)
         listener = speech.listener()
-        if not await _verdict(conversation):
-            reason = "call_ended"
-            return
         await speaker.say(await run_blocking(conversation.begin))
         while not conversation.ended:
             message = await queue.get()
@@ -248,14 +258,13 @@ async def stream_socket(socket: WebSocket, call_id: str) -> None:
             elif event == "stop":
                 break
         if conversation.ended:
-            reason = "agent_ended"
+            session.reason = "agent_ended"
             await _goodbye(queue, speaker)
-    finally:
-        pump.cancel()
-        metrics.sessions.labels("stream", reason).inc()
-        if opened:
-            await run_blocking(conversation.close, reason)
-        await _close(socket, POLICY_VIOLATION if reason == "refused" else 1000)
+
+
+def _stream_parameters(message: dict[str, Any]) -> Any:
+    details = message.get("start")
+    return details.get("customParameters") if isinstance(details, dict) else None
 
 
 async def _goodbye(queue: asyncio.Queue[dict[str, Any] | None], speaker: _Speaker) -> None:

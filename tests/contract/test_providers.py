@@ -22,6 +22,10 @@ NUMBERS = [("+14155550100", "Front desk"), ("+14155550101", "Reminders")]
 VERIFY = "/v1/providers/carrier/verify"
 
 
+# The fake carrier calls back here: a closed loopback port (these tests post the callbacks themselves).
+NOWHERE = "http://127.0.0.1:9"
+
+
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeTwilio]:
     with FakeTwilio() as started:
@@ -31,7 +35,8 @@ def fake() -> Iterator[FakeTwilio]:
 @pytest.fixture(scope="module")
 def app(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory,
         fake: FakeTwilio) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url) as built:
+    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url,
+                    public_base_url=NOWHERE) as built:
         yield built
 
 

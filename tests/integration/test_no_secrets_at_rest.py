@@ -43,6 +43,7 @@ def fake_carrier() -> Iterator[FakeTwilio]:
 @pytest.fixture
 def settings(tmp_path: Path, fake_carrier: FakeTwilio) -> Settings:
     return Settings(data_dir=tmp_path / "var", secret_key="test-secret-key-0123456789abcdef",
+                    public_base_url="http://127.0.0.1:9",  # the fake carrier's callbacks go nowhere
                     twilio_api_base_url=fake_carrier.base_url)
 
 
