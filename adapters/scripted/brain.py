@@ -65,6 +65,17 @@ class ScriptedBrain:
         return ScriptedSession(brief)
 
 
+def _spoken_reply(lines: list[tuple[str, str, str]], start: int) -> str | None:
+    """The callee's first spoken line from ``start`` on, keypad entries skipped; None when the agent
+    speaks first."""
+    for speaker, _, text in lines[start:]:
+        if speaker != "callee":
+            return None
+        if not text.startswith("[keypad:"):
+            return text
+    return None
+
+
 class ScriptedExtractor:
     """Maps the answer that followed each question to the field's type (no model, no tokens)."""
 
@@ -77,8 +88,10 @@ class ScriptedExtractor:
             if speaker != "agent":
                 continue
             for spec in brief.schema.fields:
-                if text.endswith(question_for(spec)) and index + 1 < len(lines) and lines[index + 1][0] == "callee":
-                    answers[spec.name] = lines[index + 1][2]
+                if text.endswith(question_for(spec)):
+                    reply = _spoken_reply(lines, index + 1)
+                    if reply is not None:
+                        answers[spec.name] = reply
         outcome: dict = {}
         for spec in brief.schema.fields:
             value = brief.schema.coerce(spec, answers[spec.name]) if spec.name in answers else None

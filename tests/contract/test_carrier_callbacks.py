@@ -272,6 +272,8 @@ def test_relay_conversation_reaches_a_typed_outcome(client, container, fake, acm
                                  "customParameters": {"token": token}}))
         first = relay_messages(ws)
         assert "confirmed" in first[-1]["token"]
+        ws.send_text(json.dumps({"type": "dtmf", "digit": "5"}))
+        ws.send_text(json.dumps({"type": "interrupt", "utteranceUntilInterrupt": "Hello", "durationUntilInterruptMs": 300}))
         ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "Yes, ", "last": False}))
         ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "it is.", "last": True}))
         closing = relay_messages(ws)
@@ -282,6 +284,7 @@ def test_relay_conversation_reaches_a_typed_outcome(client, container, fake, acm
     record = wait_terminal(client, tenant, call_id)
     assert (record["status"], record["outcome"]) == ("completed", {"confirmed": True}), record
     assert "callee: Yes, it is." in record["transcript"]
+    assert "callee: [keypad: *]" in record["transcript"] and "5" not in record["transcript"].split("keypad")[1][:5]
     assert record["duration_seconds"] >= 1 and record["cost_voice"] != "0.0000"
 
 
@@ -359,9 +362,16 @@ def test_media_stream_conversation_reaches_a_typed_outcome(client, container, fa
         ws.send_text(json.dumps({"event": "start", "streamSid": "MZ1", "start": {
             "streamSid": "MZ1", "callSid": sid, "accountSid": account.sid, "customParameters": {"token": token},
             "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}}))
-        question, frames = stream_turn(ws)
-        assert "confirmed" in question and frames >= 1
-        stream_say(ws, "No, it is not.")
+        decoder, frames = UtteranceDecoder(), 0
+        while True:  # the first turn: its audio, then its mark, which is not echoed yet (still playing)
+            message = json.loads(ws.receive_text())
+            if message["event"] == "mark":
+                break
+            frames += 1
+            decoder.feed(base64.b64decode(message["media"]["payload"]))
+        assert "confirmed" in (decoder.flush() or "") and frames >= 1
+        stream_say(ws, "No, it is not.")  # the callee talks over the agent: barge-in
+        assert json.loads(ws.receive_text()) == {"event": "clear", "streamSid": "MZ1"}
         closing, _ = stream_turn(ws)
         assert "Goodbye" in closing
     record = wait_terminal(client, tenant, call_id)

@@ -105,6 +105,20 @@ def test_press_keys_tool_call_becomes_a_keypad_turn(fake_anthropic: FakeAnthropi
     assert turn == AgentTurn(press_keys="2#")
 
 
+def test_transfer_call_is_offered_only_when_the_number_can_transfer(fake_anthropic: FakeAnthropic,  # noqa: F811
+                                                                  client: anthropic.Anthropic) -> None:
+    offered = AnthropicBrain(client, model="claude-test-model").open(
+        CallBrief(objective="Help the caller", schema=compile_schema(SCHEMA), can_transfer=True, model="claude-profile"))
+    fake_anthropic.call_tool("transfer_call", {"brief": "wants a refund"}, text="Let me put you through.")
+
+    turn = offered.respond("I want to talk to someone about a refund.")
+
+    assert turn == AgentTurn(say="Let me put you through.", transfer=True, transfer_brief="wants a refund")
+    body = fake_anthropic.requests[0].body
+    assert body["model"] == "claude-profile"  # the engine profile's model
+    assert {tool["name"] for tool in body["tools"]} == {"end_call", "press_keys", "transfer_call"}
+
+
 def test_end_call_tool_ends_the_call(fake_anthropic: FakeAnthropic, session: AnthropicSession) -> None:  # noqa: F811
     fake_anthropic.call_tool("end_call", {"reason": "callee asked to stop"}, text="Of course. Goodbye!")
 
