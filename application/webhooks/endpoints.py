@@ -33,18 +33,19 @@ def create(calling: Calling, principal: Principal, box: SecretBox, *, url: str, 
            events: list[str]) -> tuple[WebhookEndpoint, str]:
     """The new endpoint and its secret (in clear only in this answer)."""
     secret = signing.new_secret()
-    now = calling.ports.clock()
-    endpoint = WebhookEndpoint(tenant_id=principal.tenant_id, url=url, description=description, events=events,
-                               sealed_secret=box.seal(secret), by=principal.actor, at=now)
+    sealed = box.seal(secret)
 
-    def attempt() -> None:
+    def attempt() -> WebhookEndpoint:
+        # Built afresh on every attempt: a failed commit has already taken the events of the last one.
+        endpoint = WebhookEndpoint(tenant_id=principal.tenant_id, url=url, description=description, events=events,
+                                   sealed_secret=sealed, by=principal.actor, at=calling.ports.clock())
         index = (calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(principal.tenant_id))
                  or WebhookEndpointIndex(tenant_id=principal.tenant_id))
         index.add(endpoint.endpoint_id)
         calling.commit(endpoint, index)
+        return endpoint
 
-    calling.retry_on_conflict(attempt)
-    return endpoint, secret
+    return calling.retry_on_conflict(attempt), secret
 
 
 def listing(calling: Calling, tenant_id: str) -> list[WebhookEndpoint]:
