@@ -38,6 +38,7 @@ $(VENV)/.installed-bench: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/audit_events_throughput.py
+	$(BIN)/python bench/voice_streams.py
 
 clean-data:
 	rm -rf var

@@ -1,13 +1,11 @@
 """Concurrent media-stream voice sessions against a bare websocket echo on the same stack (ARCHITECTURE.md §11).
 
-In one run, on this machine: N sockets to ``bench/bare_app.py``'s ``/echo`` (granian, one worker), each
-sending a media-shaped JSON frame every 20 ms: the client's round trip per frame is the floor of the
-stack plus the client. Then N live calls on ``alpha_31`` (stream transport, loopback speech, scripted
-agent) driven as the carrier would: a frame every 20 ms each way for the whole window, an answer each
-``--answer-every`` seconds, every mark echoed. Read ``result``: the server's time per frame (its
-``callwright_voice_frame_seconds`` histogram, p99) against the echo's p99 and against the 20 ms target,
-and the agent's turn latency. Run: ``.venv/bin/python bench/voice_streams.py [--sessions 200]``; see
-bench/README.md.
+In one run: N sockets to ``bench/bare_app.py``'s ``/echo`` (granian, one worker), each sending a
+media-shaped frame every 20 ms; the client's round trip per frame is the floor of stack and client.
+Then N live ``alpha_31`` calls (stream transport, loopback speech, scripted agent) driven as the carrier
+would: a frame every 20 ms for the whole window, an answer every ``--answer-every`` s, marks echoed.
+Read ``result``: the server's time per frame (``callwright_voice_frame_seconds``, p99) against the
+echo's p99 and the 20 ms target, and the agent's turn latency. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -22,8 +20,10 @@ import os
 import platform
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from array import array
@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx
 import psutil
+import psycopg
 from prometheus_client.parser import text_string_to_metric_families
 from twilio.request_validator import RequestValidator
 from websockets.asyncio.client import ClientConnection, connect
@@ -45,7 +46,8 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 from audit_events_throughput import (  # noqa: E402 - the shared process and CPU helpers
     CLIENT_BOUND, HOST, Server, bench_env, cpu_seconds, cpu_used, free_port, postgres_processes, start_pair)
 from calls_create import (  # noqa: E402
-    PY_SPY, Profile, batch_destinations, granian_worker, stop_orphaned_postgres, thread_cpu, thread_names, thread_split)
+    PROJECT_DIRS, PY_SPY, batch_destinations, embedded_conninfo, granian_worker, stop_orphaned_postgres,
+    thread_cpu, thread_names, thread_split)
 
 from adapters.speech.loopback import END_OF_UTTERANCE_FRAMES, SILENCE, UtteranceDecoder, encode_utterance  # noqa: E402
 from entrypoints.cli.demo import reachable_destination  # noqa: E402
@@ -56,14 +58,14 @@ FRAME_SECONDS = 0.02
 TARGET_MS = 20.0
 FIELDS = 50  # the most an outcome schema may have: one question per field, then goodbye
 CALLER = "+14155550100"
-# Not loopback, so the fake carrier leaves the calls to this script instead of simulating them.
-PUBLIC_BASE_URL = "http://callwright-bench.invalid"
+PUBLIC_BASE_URL = "http://callwright-bench.invalid"  # not loopback: the fake carrier leaves the calls to us
 HANDSHAKES = 32  # sockets opening at once, per client process
+SID = "MZbench"
 
 
 def media(frame: bytes) -> bytes:
     """A Twilio ``media`` message, encoded once: the client must stay far cheaper than the server."""
-    return json.dumps({"event": "media", "sequenceNumber": "1", "streamSid": "MZbench", "media": {
+    return json.dumps({"event": "media", "sequenceNumber": "1", "streamSid": SID, "media": {
         "track": "inbound", "chunk": "1", "timestamp": "0", "payload": base64.b64encode(frame).decode()}}).encode()
 
 
@@ -77,7 +79,7 @@ ANSWERS = [[media(f) for f in encode_utterance(f"answer {i}")] + [SILENCE_MESSAG
 
 @dataclass
 class Schedule:
-    start: float = math.inf  # perf_counter (CLOCK_MONOTONIC: the same in every process)
+    start: float = math.inf  # perf_counter: CLOCK_MONOTONIC, the same clock in every process
     end: float = math.inf
     stop: float = math.inf
 
@@ -87,9 +89,9 @@ class Schedule:
 
 @dataclass
 class Tally:
-    lag: array = field(default_factory=lambda: array("d"))  # client: send time minus the frame's deadline
+    lag: array = field(default_factory=lambda: array("d"))  # a frame's send time minus its deadline
     rtt: array = field(default_factory=lambda: array("d"))  # echo round trip per frame
-    turn: array = field(default_factory=lambda: array("d"))  # last frame of an utterance -> first reply frame
+    turn: array = field(default_factory=lambda: array("d"))  # utterance's last frame sent -> first reply frame
     frames: int = 0
     answers: int = 0
     failures: list[str] = field(default_factory=list)
@@ -101,7 +103,7 @@ class Callee:
     def __init__(self, ws: ClientConnection, schedule: Schedule, tally: Tally) -> None:
         self.ws, self.schedule, self.tally = ws, schedule, tally
         self.ready = asyncio.Event()
-        self.closed_early: str | None = None
+        self.answers, self.said = 0, ""
 
     def next_frame(self, due: float) -> tuple[bytes, bool]:
         return SILENCE_MESSAGE, False
@@ -111,7 +113,7 @@ class Callee:
 
     async def pace(self) -> None:
         due = time.perf_counter()
-        while due < self.schedule.stop and self.closed_early is None:
+        while due < self.schedule.stop:
             if (delay := due - time.perf_counter()) > 0:
                 await asyncio.sleep(delay)
             frame, ends = self.next_frame(due)
@@ -119,7 +121,7 @@ class Callee:
             if self.schedule.within(due):
                 self.tally.lag.append(at - due)
                 self.tally.frames += 1
-            self.sent(at, ends)  # before the send, so no answer can arrive before its record
+            self.sent(at, ends)  # before the send, so no reply can arrive before its record
             await self.ws.send(frame, text=True)
             due += FRAME_SECONDS
             if at - due > 0.2:
@@ -127,8 +129,8 @@ class Callee:
 
 
 class EchoCallee(Callee):
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, ws: ClientConnection, schedule: Schedule, tally: Tally) -> None:
+        super().__init__(ws, schedule, tally)
         self.sent_at: deque[float] = deque()
         self.ready.set()
 
@@ -143,26 +145,22 @@ class EchoCallee(Callee):
 
 
 class StreamCallee(Callee):
-    """Answers the agent's question once its mark came back, at most one answer per ``interval``."""
+    """Answers the agent's question once its mark is back, at most one answer per ``interval``."""
 
     def __init__(self, ws: ClientConnection, schedule: Schedule, tally: Tally, interval: float) -> None:
         super().__init__(ws, schedule, tally)
         self.interval = interval
         self.pending: deque[bytes] = deque()
-        self.agent_done = False
-        self.next_answer = 0.0
-        self.answers = 0
+        self.agent_done, self.next_answer = False, 0.0
         self.utterance_end: float | None = None
         self.decoder = UtteranceDecoder()
-        self.said = ""
 
     def next_frame(self, due: float) -> tuple[bytes, bool]:
         if not self.pending and self.agent_done and due >= self.next_answer:
             self.pending.extend(ANSWERS[self.answers % FIELDS])
             self.agent_done, self.next_answer = False, due + self.interval
             self.answers += 1
-            if self.schedule.within(due):
-                self.tally.answers += 1
+            self.tally.answers += self.schedule.within(due)
         if self.pending:
             return self.pending.popleft(), not self.pending
         return SILENCE_MESSAGE, False
@@ -174,22 +172,28 @@ class StreamCallee(Callee):
     async def listen(self) -> None:
         async for text in self.ws:
             message = json.loads(text)
-            event = message.get("event")
-            if event == "media":
-                if self.utterance_end is not None:
-                    if self.schedule.within(self.utterance_end):
-                        self.tally.turn.append(time.perf_counter() - self.utterance_end)
-                    self.utterance_end = None
+            if message.get("event") == "media":
+                if self.utterance_end is not None and self.schedule.within(self.utterance_end):
+                    self.tally.turn.append(time.perf_counter() - self.utterance_end)
+                self.utterance_end = None
                 self.decoder.feed(base64.b64decode(message["media"]["payload"]))
-            elif event == "mark":  # played at once: echo it, the agent's turn is over
-                await self.ws.send(json.dumps({"event": "mark", "streamSid": "MZbench", "mark": message["mark"]}))
+            elif message.get("event") == "mark":  # played at once: echo it, the agent's turn is over
+                await self.ws.send(json.dumps({"event": "mark", "streamSid": SID, "mark": message["mark"]}))
                 self.said = self.decoder.flush() or self.said
                 self.agent_done = True
                 self.ready.set()
 
 
+def start_message(spec: dict[str, str]) -> str:
+    return json.dumps({"event": "start", "sequenceNumber": "1", "streamSid": SID, "start": {
+        "streamSid": SID, "callSid": spec["sid"], "accountSid": spec["account_sid"], "tracks": ["inbound"],
+        "customParameters": {"token": spec["token"]},
+        "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}})
+
+
 async def session(kind: str, port: int, spec: dict[str, str], schedule: Schedule, tally: Tally, interval: float,
                   gate: asyncio.Semaphore, ready: asyncio.Queue[bool]) -> None:
+    """One socket from handshake to close; any failure is tallied (and reported as not ready)."""
     path = "/echo" if kind == "echo" else f"/webhooks/carrier/stream/{spec['call_id']}"
     signalled, tasks = False, []
     try:
@@ -199,10 +203,7 @@ async def session(kind: str, port: int, spec: dict[str, str], schedule: Schedule
         callee = EchoCallee(ws, schedule, tally) if kind == "echo" else StreamCallee(ws, schedule, tally, interval)
         if kind == "stream":
             await ws.send(json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}))
-            await ws.send(json.dumps({"event": "start", "sequenceNumber": "1", "streamSid": "MZbench", "start": {
-                "streamSid": "MZbench", "callSid": spec["sid"], "accountSid": spec["account_sid"],
-                "tracks": ["inbound"], "customParameters": {"token": spec["token"]},
-                "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}}))
+            await ws.send(start_message(spec))
         pacer, listener, greeted = tasks = [asyncio.create_task(c) for c in
                                             (callee.pace(), callee.listen(), callee.ready.wait())]
         await asyncio.wait([greeted, listener], timeout=60, return_when=asyncio.FIRST_COMPLETED)
@@ -211,13 +212,11 @@ async def session(kind: str, port: int, spec: dict[str, str], schedule: Schedule
         if not callee.ready.is_set():
             raise RuntimeError("closed before the greeting" if listener.done() else "no greeting within 60 s")
         await asyncio.wait([pacer, listener], return_when=asyncio.FIRST_COMPLETED)
-        if listener.done():  # the server hung up before the stop
-            callee.closed_early = f"closed by the server after {getattr(callee, 'answers', 0)} answers"
-            raise RuntimeError(f"{callee.closed_early}; last words {getattr(callee, 'said', '')[:60]!r}")
-        await pacer
+        if listener.done():
+            raise RuntimeError(f"closed by the server after {callee.answers} answers; last words {callee.said[:50]!r}")
         if kind == "stream":
-            await ws.send(json.dumps({"event": "stop", "streamSid": "MZbench"}))
-            await asyncio.wait_for(listener, 30)  # the server closes once the session is closed
+            await ws.send(json.dumps({"event": "stop", "streamSid": SID}))
+            await asyncio.wait_for(listener, 30)  # the server hangs up once the session is closed
         await ws.close()
     except Exception as exc:  # every failure is counted, and the run exits non-zero
         tally.failures.append(f"{kind} {spec.get('call_id', '')}: {type(exc).__name__}: {exc}"[:240])
@@ -242,27 +241,97 @@ async def drive(kind: str, port: int, specs: list[dict[str, str]], interval: flo
 
 
 def client_process(kind: str, port: int, specs: list[dict[str, str]], interval: float, conn: Any) -> None:
-    import gc
-    if os.environ.get("VS_FREEZE"):
-        gc.freeze()
-    pauses = []
-    started = [0.0]
-    def cb(phase, info):
-        if phase == "start":
-            started[0] = time.perf_counter()
-        else:
-            pauses.append((time.perf_counter() - started[0], info["generation"]))
-    gc.callbacks.append(cb)
     asyncio.run(drive(kind, port, specs, interval, conn))
-    big = sorted(pauses, reverse=True)[:5]
-    print(f"GC {kind}: {len(pauses)} collections, total {sum(p for p, _ in pauses):.3f} s, biggest {big}", file=sys.stderr)
+
+
+class Probe(threading.Thread):
+    """Every 50 ms of a window: ``GET /healthz`` (one trip through the server's event loop) and a
+    one-row INSERT commit on the server's own PostgreSQL (the database's floor under a turn's commit)."""
+
+    def __init__(self, port: int, conninfo: str) -> None:
+        super().__init__(name="probe", daemon=True)
+        self.port, self.conninfo, self.done = port, conninfo, threading.Event()
+        self.loop: list[float] = []
+        self.commit: list[float] = []
+
+    def run(self) -> None:
+        with httpx.Client(base_url=f"http://{HOST}:{self.port}", timeout=30, trust_env=False) as http, \
+                psycopg.connect(self.conninfo, autocommit=True) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS bench_voice_probe (at double precision)")
+            while not self.done.wait(0.05):
+                for trip, into in ((lambda: http.get("/healthz"), self.loop),
+                                   (lambda: db.execute("INSERT INTO bench_voice_probe VALUES (1)"), self.commit)):
+                    started = time.perf_counter()
+                    trip()
+                    into.append(time.perf_counter() - started)
+            db.execute("DROP TABLE bench_voice_probe")
+
+    def result(self) -> dict[str, Any]:
+        self.done.set()
+        self.join(timeout=30)
+        return {"healthz_ms": percentiles(self.loop), "commit_ms": percentiles(self.commit)}
+
+
+def run_clients(kind: str, port: int, specs: list[dict[str, str]], args: argparse.Namespace,
+                observe: Any, probe: Probe, after_window: Any = None) -> dict[str, Any]:
+    """Start the client processes, wait until every socket is up, measure the window, collect."""
+    context = multiprocessing.get_context("spawn")
+    pipes, processes = [], []
+    for index in range(args.clients):
+        parent, child = context.Pipe()
+        processes.append(context.Process(target=client_process, name=f"voice-client-{index}",
+                                         args=(kind, port, specs[index::args.clients], args.answer_every, child)))
+        processes[-1].start()
+        pipes.append(parent)
+    tallies: list[dict[str, Any]] = []
+    try:
+        ramp = time.perf_counter()
+        if not all(pipe.poll(300) and pipe.recv() == "ready" for pipe in pipes):
+            raise SystemExit(f"{kind}: the clients did not open their sockets within 300 s")
+        ramp = time.perf_counter() - ramp
+        start = time.perf_counter() + args.warmup
+        extra = args.profile_seconds + 2.0 if after_window is not None else 0.0
+        schedule = (start, start + args.window, start + args.window + extra)
+        for pipe in pipes:
+            pipe.send(schedule)
+        clients, snapshots = [psutil.Process(p.pid) for p in processes], []
+        for index, moment in enumerate(schedule[:2]):
+            time.sleep(max(0.0, moment - time.perf_counter()))
+            snapshots.append(observe(clients))
+            snapshots[-1]["cpu"]["machine"] = {0: machine_busy()}  # one pseudo-process: the whole machine
+            if index == 0:
+                probe.start()
+        probes = probe.result()
+        profile = after_window() if after_window is not None else None
+        tallies = [pipe.recv() for pipe in pipes]
+    finally:
+        probe.done.set()
+        for process in processes:
+            process.join(timeout=60 if tallies else 0)
+            if process.is_alive():
+                process.kill()
+    before, after = snapshots
+    merged = {key: [v for t in tallies for v in t[key]] for key in ("lag", "rtt", "turn", "failures")}
+    return {"sockets_up_s": ramp, "snapshots": snapshots, "profile": profile, "probes": probes,
+            "cores": {side: cpu_used(before["cpu"][side], after["cpu"][side]) / args.window for side in before["cpu"]},
+            "frames": sum(t["frames"] for t in tallies), "answers": sum(t["answers"] for t in tallies),
+            "lag_ms": percentiles(merged["lag"]), "rtt_ms": percentiles(merged["rtt"]),
+            "turn_ms": percentiles(merged["turn"]), "failures": merged["failures"]}
 
 
 # --- measuring ------------------------------------------------------------------------------------
 
 
-def percentiles(values: array | list[float]) -> dict[str, float]:
-    ordered = sorted(values) or [0.0]
+def machine_busy() -> float:
+    """CPU seconds of every process on the machine (other people's work shows as machine minus ours)."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
     pick = lambda q: 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
     return {"p50": pick(0.5), "p99": pick(0.99), "max": 1000 * ordered[-1], "n": len(values)}
 
@@ -271,7 +340,8 @@ def histogram(before: str, after: str, name: str, **labels: str) -> dict[float, 
     """Cumulative bucket counts (by upper bound) observed between two /metrics scrapes."""
     def buckets(text: str) -> dict[float, float]:
         return {float(s.labels["le"]): s.value for f in text_string_to_metric_families(text) if f.name == name
-                for s in f.samples if s.name.endswith("_bucket") and all(s.labels.get(k) == v for k, v in labels.items())}
+                for s in f.samples if s.name.endswith("_bucket")
+                and all(s.labels.get(k) == v for k, v in labels.items())}
     first, second = buckets(before), buckets(after)
     return {le: second[le] - first.get(le, 0.0) for le in second}
 
@@ -280,7 +350,8 @@ def quantiles(cumulative: dict[float, float]) -> dict[str, Any]:
     """p50/p99 interpolated within their bucket as Prometheus does, and that bucket's bounds (ms)."""
     buckets = sorted(cumulative.items())
     total = buckets[-1][1] if buckets else 0.0
-    out: dict[str, Any] = {"n": int(total)}
+    out: dict[str, Any] = {"n": int(total), "over_target_share": 1 - cumulative.get(TARGET_MS / 1000, total) / total
+                           if total else 0.0}
     for label, q in (("p50", 0.5), ("p99", 0.99)):
         low, seen = 0.0, 0.0
         for le, count in buckets:
@@ -292,106 +363,65 @@ def quantiles(cumulative: dict[float, float]) -> dict[str, Any]:
     return out
 
 
-def without(frames: dict[float, float], turns: dict[float, float]) -> dict[float, float]:
-    """Frames that ended no utterance, roughly: the turn histogram taken off the frame histogram (a
-    turn's frame takes a little longer than its turn, so a few may sit one bucket higher)."""
-    out, floor = {}, 0.0
-    for le in sorted(frames):
-        floor = out[le] = max(floor, frames[le] - turns.get(le, 0.0))
-    return out
-
-
-def machine_busy() -> float:
-    """CPU seconds every process on the machine used (the others' work shows as machine minus ours)."""
-    times = psutil.cpu_times()
-    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
-
-
-def run_clients(kind: str, port: int, specs: list[dict[str, str]], args: argparse.Namespace,
-                observe: Any, during: Any = None) -> dict[str, Any]:
-    """Start the client processes, wait until every socket is up, measure the window, collect."""
-    context = multiprocessing.get_context("spawn")
-    pipes, processes = [], []
-    for index in range(args.clients):
-        parent, child = context.Pipe()
-        process = context.Process(target=client_process, name=f"voice-client-{index}",
-                                  args=(kind, port, specs[index::args.clients], args.answer_every, child))
-        process.start()
-        pipes.append(parent)
-        processes.append(process)
-    try:
-        ramp = time.perf_counter()
-        for pipe in pipes:
-            if not pipe.poll(300) or pipe.recv() != "ready":
-                raise SystemExit(f"{kind}: the client processes did not connect their sockets within 300 s")
-        ramp = time.perf_counter() - ramp
-        start = time.perf_counter() + args.warmup
-        extra = args.profile_seconds + 1.0 if during is not None else 0.0
-        schedule = (start, start + args.window, start + args.window + extra)
-        for pipe in pipes:
-            pipe.send(schedule)
-        clients = [psutil.Process(p.pid) for p in processes]
-        time.sleep(max(0.0, schedule[0] - time.perf_counter()))
-        before = observe(clients)
-        before["cpu"]["machine"] = {0: machine_busy()}
-        time.sleep(max(0.0, schedule[1] - time.perf_counter()))
-        after = observe(clients)
-        after["cpu"]["machine"] = {0: machine_busy()}
-        extra_result = during() if during is not None else None
-        tallies = [pipe.recv() for pipe in pipes]
-    finally:
-        for process in processes:
-            process.join(timeout=60)
-            if process.is_alive():
-                process.kill()
-    merged: dict[str, Any] = {key: [v for t in tallies for v in t[key]] for key in ("lag", "rtt", "turn", "failures")}
-    cores = {side: cpu_used(before["cpu"][side], after["cpu"][side]) / args.window for side in before["cpu"]}
-    return {"ramp_s": ramp, "before": before, "after": after, "cores": cores, "profile": extra_result,
-            "frames": sum(t["frames"] for t in tallies), "answers": sum(t["answers"] for t in tallies),
-            "lag_ms": percentiles(merged["lag"]), "rtt_ms": percentiles(merged["rtt"]),
-            "turn_ms": percentiles(merged["turn"]), "failures": merged["failures"]}
+def executor_waits(pid: int, seconds: float, output: Path) -> list[dict[str, Any]]:
+    """Where the worker's ``core_N`` threads (the turns' blocking calls) spend wall time, idle pool
+    excluded: ``py-spy record --idle``, by leaf function and the innermost project frame above it."""
+    subprocess.run([str(PY_SPY), "record", "-p", str(pid), "-d", str(max(1, round(seconds))), "-r", "100", "-f", "raw",
+                    "--threads", "--idle", "--nolineno", "-o", str(output)], capture_output=True, timeout=seconds + 60,
+                   stdin=subprocess.DEVNULL)
+    spent: Counter[str] = Counter()
+    for line in output.read_text().splitlines() if output.exists() else []:
+        stack, _, count = line.rpartition(" ")
+        thread, *raw = stack.split(";")
+        frames = [f.strip().split(" (")[0] for f in raw]
+        if count.isdigit() and thread.rpartition(": ")[2].startswith("core_") and frames[-1:] != ["_worker"]:
+            project = [f for f, r in zip(frames, raw) if any(d in r for d in PROJECT_DIRS)]
+            spent[f"{frames[-1] if frames else '?'} in {project[-1] if project else '?'}"] += int(count)
+    total = sum(spent.values()) or 1
+    return [{"where": where, "share": round(n / total, 3)} for where, n in spent.most_common(8)]
 
 
 # --- setup: credentials, live calls, the carrier's callbacks -------------------------------------------
 
 
-def signed_post(http: httpx.AsyncClient | httpx.Client, url: str, form: dict[str, str], auth_token: str) -> Any:
+def signed_post(http: httpx.AsyncClient, url: str, form: dict[str, str], auth_token: str) -> Any:
     """As the carrier does: form-encoded, signed over the public URL it was sent to."""
     signature = RequestValidator(auth_token).compute_signature(url, form)
     return http.post(url.removeprefix(PUBLIC_BASE_URL), data=form, headers={"X-Twilio-Signature": signature})
 
 
+async def each(port: int, items: list[Any], one: Any, headers: dict[str, str] | None = None) -> None:
+    """``one(http, item)`` for every item, 16 at a time."""
+    gate = asyncio.Semaphore(16)
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", headers=headers, timeout=60,
+                                 trust_env=False) as http:
+        async def bounded(item: Any) -> None:
+            async with gate:
+                await one(http, item)
+        await asyncio.gather(*(bounded(item) for item in items))
+
+
 def dialed_calls(port: int, key: str, fake: FakeTwilio, count: int, timeout: float = 180.0) -> list[dict[str, str]]:
-    """Verify the carrier account, pick the caller number, create ``count`` live calls and wait until
+    """Verify a carrier account, select the caller number, create ``count`` live calls and wait until
     the server's call runner has dialled each one at the fake carrier."""
     account = fake.add_account(numbers=[(CALLER, "Bench")])
     headers = {"Authorization": f"Bearer {key}"}
     now = datetime.now(timezone.utc)
-    first = reachable_destination(now)
-    if first is None:
+    if (first := reachable_destination(now)) is None:
         raise SystemExit("no candidate destination is inside call hours right now")
     schema = {f"field_{i:02d}": {"type": "string"} for i in range(FIELDS)}
-    bodies = [{"to": to, "objective": "Collect fifty answers, one question at a time.", "outcome_schema": schema,
-               "consent_type": "prior_express", "mode": "live", "voice_engine": "alpha_31"}
-              for to in batch_destinations(first, now, count)]
-    with httpx.Client(base_url=f"http://{HOST}:{port}", headers=headers, timeout=60, trust_env=False) as http:
-        for path, body in (("/v1/providers/carrier/verify", {"account_sid": account.sid,
-                                                              "auth_token": account.auth_token}),
-                           ("/v1/providers/select-number", {"e164": CALLER})):
-            if (answer := http.post(path, json=body)).status_code != 200:
-                raise SystemExit(f"{path}: {answer.status_code} {answer.text}")
+    setup = [("/v1/providers/carrier/verify", {"account_sid": account.sid, "auth_token": account.auth_token}),
+             ("/v1/providers/select-number", {"e164": CALLER})]
+    creates = [("/v1/calls", {"to": to, "objective": "Collect fifty answers, one question at a time.",
+                              "outcome_schema": schema, "consent_type": "prior_express", "mode": "live",
+                              "voice_engine": "alpha_31"}) for to in batch_destinations(first, now, count)]
 
-    async def create_all() -> None:
-        gate = asyncio.Semaphore(16)
-        async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", headers=headers, timeout=60,
-                                     trust_env=False) as http:
-            async def one(body: dict[str, Any]) -> None:
-                async with gate:
-                    if (answer := await http.post("/v1/calls", json=body)).status_code != 201:
-                        raise SystemExit(f"POST /v1/calls: {answer.status_code} {answer.text}")
-            await asyncio.gather(*(one(body) for body in bodies))
+    async def post(http: httpx.AsyncClient, item: tuple[str, dict[str, Any]]) -> None:
+        if (answer := await http.post(item[0], json=item[1])).status_code not in (200, 201):
+            raise SystemExit(f"POST {item[0]}: {answer.status_code} {answer.text[:300]}")
 
-    asyncio.run(create_all())
+    for step in (setup[:1], setup[1:], creates):
+        asyncio.run(each(port, step, post, headers))
     deadline = time.monotonic() + timeout
     while len(fake.calls) < count:
         if time.monotonic() > deadline:
@@ -403,62 +433,68 @@ def dialed_calls(port: int, key: str, fake: FakeTwilio, count: int, timeout: flo
 
 
 def answer_calls(port: int, specs: list[dict[str, str]]) -> None:
-    """The carrier fetches each call's TwiML (its socket token) and reports a human answer."""
-    async def run() -> None:
-        gate = asyncio.Semaphore(16)
-        async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60, trust_env=False) as http:
-            async def one(spec: dict[str, str]) -> None:
-                form = {"CallSid": spec["sid"], "AccountSid": spec["account_sid"], "From": CALLER, "To": spec["to"],
-                        "CallStatus": "in-progress", "Direction": "outbound-api", "ApiVersion": "2010-04-01"}
-                async with gate:
-                    twiml = await signed_post(http, spec["twiml_url"], form, spec["auth_token"])
-                    stream = ET.fromstring(twiml.text).find("Connect/Stream")
-                    if twiml.status_code != 200 or stream is None:
-                        raise SystemExit(f"TwiML for {spec['call_id']}: {twiml.status_code} {twiml.text[:300]}")
-                    spec["token"] = {p.get("name"): p.get("value") for p in stream.findall("Parameter")}["token"]
-                    status = await signed_post(http, spec["status_url"], {**form, "AnsweredBy": "human"},
-                                               spec["auth_token"])
-                    if status.status_code != 204:
-                        raise SystemExit(f"status for {spec['call_id']}: {status.status_code} {status.text[:300]}")
-            await asyncio.gather(*(one(spec) for spec in specs))
+    """The carrier fetches each call's TwiML (its single-use socket token) and reports a human answer."""
+    async def one(http: httpx.AsyncClient, spec: dict[str, str]) -> None:
+        form = {"CallSid": spec["sid"], "AccountSid": spec["account_sid"], "From": CALLER, "To": spec["to"],
+                "CallStatus": "in-progress", "Direction": "outbound-api", "ApiVersion": "2010-04-01"}
+        twiml = await signed_post(http, spec["twiml_url"], form, spec["auth_token"])
+        stream = ET.fromstring(twiml.text).find("Connect/Stream") if twiml.status_code == 200 else None
+        if stream is None:
+            raise SystemExit(f"TwiML for {spec['call_id']}: {twiml.status_code} {twiml.text[:300]}")
+        spec["token"] = {p.get("name"): p.get("value") for p in stream.findall("Parameter")}["token"]
+        status = await signed_post(http, spec["status_url"], {**form, "AnsweredBy": "human"}, spec["auth_token"])
+        if status.status_code != 204:
+            raise SystemExit(f"status for {spec['call_id']}: {status.status_code} {status.text[:300]}")
 
-    asyncio.run(run())
+    asyncio.run(each(port, specs, one))
 
 
-# --- report ---------------------------------------------------------------------------------------
+# --- report and main ------------------------------------------------------------------------------
+
+
+def ms(figures: dict[str, Any], q: str, width: int = 0) -> str:
+    return f"{figures[q]:>{width}.2f}" if q in figures else f"{'-':>{width}}"
 
 
 def report(results: dict[str, Any]) -> None:
     echo, streams, server = results["echo"], results["streams"], results["server_ms"]
     n, window = results["sessions"], results["window_s"]
     print(f"\n{n} sockets, a frame every 20 ms each way, {window:.0f} s window after {results['warmup_s']:.0f} s "
-          f"warm-up, an answer every {results['answer_every_s']:.0f} s, {results['clients']} client process(es), "
-          f"{results['cpus']} CPUs, load average {results['load_average_1m']['start']} at the start")
-    print(f"{'target':<48} {'frames/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'server':>7} {'db':>6} {'client':>7}")
+          f"warm-up, an answer every {results['answer_every_s']:g} s, {results['clients']} client process(es), "
+          f"{results['cpus']} CPUs")
+    print(f"{'target':<48} {'frames/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'server':>7} {'db':>6} {'client':>7} "
+          f"{'others':>7}")
     rows = [("bare websocket echo: round trip per frame", echo, echo["rtt_ms"]),
             ("streams: server time per frame (metric)", streams, server["frame"]),
-            ("  frames that ended no utterance (approx.)", streams, server["frame_without_turns"]),
             ("streams: agent turn (server metric)", streams, server["turn"]),
             ("streams: agent turn (client, end of utterance)", streams, streams["turn_ms"])]
     for label, run, figures in rows:
         cores = run["cores"]
-        print(f"{label:<48} {run['frames'] / window:>8.0f} {figures.get('p50', 0):>8.2f} {figures.get('p99', 0):>8.2f} "
-              f"{cores['server']:>7.2f} {cores.get('database', 0):>6.2f} {cores['client']:>7.2f}")
+        others = max(0.0, cores["machine"] - sum(v for k, v in cores.items() if k != "machine"))
+        print(f"{label:<48} {run['frames'] / window:>8.0f} {ms(figures, 'p50', 8)} {ms(figures, 'p99', 8)} "
+              f"{cores['server']:>7.2f} {cores.get('database', 0):>6.2f} {cores['client']:>7.2f} {others:>7.2f}")
     for label, run in (("echo", echo), ("streams", streams)):
-        cores, lag = run["cores"], run["lag_ms"]
-        print(f"machine busy ({label}): {cores['machine']:.2f} cores, of which {cores['machine'] - sum(v for k, v in cores.items() if k != 'machine'):.2f} "
-              "neither this server, its database nor the client")
-        print(f"client pacing lag ({label}): p50 {lag['p50']:.2f} ms, p99 {lag['p99']:.2f} ms, max {lag['max']:.1f} ms "
-              f"over {lag['n']} frames; all sockets up {run['ramp_s']:.1f} s after the start")
+        lag = run["lag_ms"]
+        print(f"client pacing lag ({label}): p50 {ms(lag, 'p50')} ms, p99 {ms(lag, 'p99')} ms, max {ms(lag, 'max')} ms "
+              f"over {lag['n']} frames; every socket up {run['sockets_up_s']:.1f} s after the clients started")
+    for label, run in (("idle server, while the echo ran", echo), ("during the streams", streams)):
+        loop, commit = run["probes"]["healthz_ms"], run["probes"]["commit_ms"]
+        print(f"probes, {label}: GET /healthz p50 {ms(loop, 'p50')} p99 {ms(loop, 'p99')} ms; one-row commit on its "
+              f"database p50 {ms(commit, 'p50')} p99 {ms(commit, 'p99')} ms")
     for name, figures in server.items():
-        print(f"server {name}: {figures['n']} observations, p50 in bucket {figures.get('p50_bucket_ms')} ms, "
-              f"p99 in {figures.get('p99_bucket_ms')} ms")
-    frame_p99, verdict = server["frame"].get("p99", 0.0), "meets" if results["target_met"] else "MISSES"
+        print(f"server {name}: {figures['n']} observations, {100 * figures['over_target_share']:.2f}% over "
+              f"{TARGET_MS:.0f} ms; p50 in the bucket {figures.get('p50_bucket_ms')} ms, p99 in "
+              f"{figures.get('p99_bucket_ms')} ms")
+    if server["frame"]["n"]:  # a p99 under the target needs fewer than 1% of the frames over it
+        print(f"frames that ended an utterance (a turn): {100 * server['turn']['n'] / server['frame']['n']:.2f}% of "
+              f"the frames")
+    frame_p99 = server["frame"].get("p99", 0.0)
     print(f"\nresult: server time per frame p99 / echo round trip p99 = {results['ratio']:.2f}"
-          f"  ({frame_p99:.2f} / {echo['rtt_ms']['p99']:.2f} ms)")
-    print(f"        added latency per frame p99 = {frame_p99:.2f} ms: {verdict} the {TARGET_MS:.0f} ms target at {n}")
-    print(f"        agent turn p99 = {server['turn'].get('p99', 0):.1f} ms (server), "
-          f"{streams['turn_ms']['p99']:.1f} ms (client); {streams['answers']} answers in the window")
+          f"  ({frame_p99:.2f} / {ms(echo['rtt_ms'], 'p99')} ms)")
+    print(f"        added latency per frame p99 = {frame_p99:.2f} ms: "
+          f"{'meets' if results['target_met'] else 'MISSES'} the {TARGET_MS:.0f} ms target at {n} streams")
+    print(f"        agent turn p99 = {ms(server['turn'], 'p99')} ms (server), {ms(streams['turn_ms'], 'p99')} ms "
+          f"(client); {streams['answers']} answers in the window")
     print(f"sessions: {n} started, {len(results['failures'])} failed; the server ended them as "
           f"{results['server_sessions']}")
     for failure in results["failures"][:10]:
@@ -466,19 +502,14 @@ def report(results: dict[str, Any]) -> None:
     for label, run in (("echo", echo), ("streams", streams)):
         if run["cores"]["client"] > CLIENT_BOUND * results["clients"]:
             print(f"warning: the client used {run['cores']['client']:.2f} cores on the {label} run; try --clients 2")
+    if max(echo["cores"]["machine"], streams["cores"]["machine"]) > 0.9 * (results["cpus"] or 1):
+        print("warning: the machine's CPUs were nearly all busy (see 'others'): the figures measure contention")
     print("granian worker CPU by thread in the window (cores): "
           + ", ".join(f"{t['thread']} {t['cores']:.2f}" for t in results["server_threads"] if t["cores"] >= 0.01))
-    profile = results.get("profile") or {}
-    if "self" in profile:
-        print(f"py-spy on the worker after the window ({profile['samples']} samples holding the GIL, "
-              f"held {100 * profile['cores_busy']:.0f}% of the time); top self:")
-        for item in profile["self"][:12]:
-            print(f"    {100 * item['share']:5.1f}%  {item['function']}")
-    elif profile:
-        print(f"py-spy failed: {profile.get('error')}")
-
-
-# --- main -----------------------------------------------------------------------------------------
+    if results.get("executor_waits"):
+        print(f"after the window, py-spy --idle: where the executor threads (the turns' blocking calls) spent their "
+              f"wall time when not idle: " + "; ".join(f"{w['where']} {100 * w['share']:.0f}%"
+                                                      for w in results["executor_waits"][:5]))
 
 
 def main() -> int:
@@ -489,14 +520,13 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--answer-every", type=float, default=3.0,
                         help="seconds between a callee's answers (a question played, then an answer)")
-    parser.add_argument("--profile-seconds", type=float, default=5.0, help="py-spy after the window; 0: none")
+    parser.add_argument("--profile-seconds", type=float, default=4.0, help="py-spy after the window; 0: none")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the servers
     if FIELDS * args.answer_every < args.warmup + args.window + args.profile_seconds + 20:
         print(f"warning: {FIELDS} answers every {args.answer_every} s may end the calls before the window does")
 
-    load_before = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-"))
     data_dir, app_port, bare_port = workdir / "var", free_port(), free_port()
     fake = FakeTwilio().start()
@@ -508,22 +538,22 @@ def main() -> int:
     try:
         app, bare, key = start_pair(workdir, env, app_port, bare_port, servers)
         specs = dialed_calls(app_port, key, fake, args.sessions)
-        worker = granian_worker(app)
-        if worker is None:
+        if (worker := granian_worker(app)) is None:
             raise SystemExit("could not find the granian worker process of callwright serve")
         scrape = lambda: httpx.get(f"http://{HOST}:{app_port}/metrics", timeout=30, trust_env=False).text  # noqa: E731
-        database = lambda: postgres_processes(data_dir)  # noqa: E731
-        profile = None
+        profile = None  # py-spy pauses the worker for every sample: only after the window
         if args.profile_seconds > 0 and PY_SPY.exists():
-            profile = lambda: Profile(worker.pid, args.profile_seconds, 200, workdir / "streams.raw").result()  # noqa: E731
+            profile = lambda: executor_waits(worker.pid, args.profile_seconds, workdir / "idle.raw")  # noqa: E731
 
+        conninfo = embedded_conninfo(data_dir)
         echo = run_clients("echo", bare_port, [{} for _ in specs], args, lambda clients: {"cpu": {
-            "server": cpu_seconds(bare.processes()), "client": cpu_seconds(clients)}})
+            "server": cpu_seconds(bare.processes()), "client": cpu_seconds(clients)}}, Probe(app_port, conninfo))
         answer_calls(app_port, specs)
         streams = run_clients("stream", app_port, specs, args, lambda clients: {"cpu": {
-            "server": cpu_seconds(app.processes()), "database": cpu_seconds(database()),
-            "client": cpu_seconds(clients)}, "metrics": scrape(), "threads": thread_cpu(worker)}, profile)
-        time.sleep(1.0)  # the last sockets close after the stop
+            "server": cpu_seconds(app.processes()), "database": cpu_seconds(postgres_processes(data_dir)),
+            "client": cpu_seconds(clients)}, "metrics": scrape(), "threads": thread_cpu(worker)},
+            Probe(app_port, conninfo), profile)
+        time.sleep(1.0)  # the server counts a session before its socket closes; be sure of the last ones
         ended = Counter({s.labels["reason"]: int(s.value) for f in text_string_to_metric_families(scrape())
                          if f.name == "callwright_voice_sessions" for s in f.samples
                          if s.name.endswith("_total") and s.labels.get("transport") == "stream"})
@@ -535,26 +565,25 @@ def main() -> int:
         stop_orphaned_postgres(data_dir)
         shutil.rmtree(workdir, ignore_errors=True)
 
-    (before, after), _ = (streams.pop("before"), streams.pop("after")), (echo.pop("before"), echo.pop("after"))
+    before, after = streams.pop("snapshots")
+    echo.pop("snapshots")
     frames = histogram(before["metrics"], after["metrics"], "callwright_voice_frame_seconds")
     turns = histogram(before["metrics"], after["metrics"], "callwright_voice_turn_seconds", transport="stream")
-    server = {"frame": quantiles(frames), "frame_without_turns": quantiles(without(frames, turns)),
-              "turn": quantiles(turns)}
+    server = {"frame": quantiles(frames), "turn": quantiles(turns)}
     failures = echo["failures"] + streams["failures"]
     results = {
         "benchmark": "voice_streams",
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "cpus": os.cpu_count(),
-        "load_average_1m": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
         "sessions": args.sessions, "clients": args.clients, "window_s": args.window, "warmup_s": args.warmup,
         "answer_every_s": args.answer_every,
         "echo": echo, "streams": {k: v for k, v in streams.items() if k != "profile"}, "server_ms": server,
-        "ratio": server["frame"].get("p99", 0.0) / max(echo["rtt_ms"]["p99"], 1e-9),
+        "ratio": server["frame"].get("p99", 0.0) / max(echo["rtt_ms"].get("p99", 0.0), 1e-9),
         "target_met": server["frame"].get("p99", math.inf) < TARGET_MS,
         "server_sessions": dict(ended),
         "server_threads": thread_split(before["threads"], after["threads"], names, args.window),
-        "profile": streams.get("profile"),
+        "executor_waits": streams["profile"],
         "failures": failures,
     }
     report(results)
