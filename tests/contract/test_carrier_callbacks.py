@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 from xml.etree import ElementTree
@@ -20,39 +19,14 @@ from adapters.speech.loopback import SILENCE, UtteranceDecoder, encode_utterance
 from domain.calls.call import Call
 from tests.conftest import Account
 from tests.contract.calls_support import LONDON, call_body, new_tenant
-from tests.contract.shared_app import shared_app
+from tests.contract.carrier_app import app, client, container, fake  # noqa: F401 - fixtures
 from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
 
 NUMBERS = [("+14155550100", "Front desk")]
 OTHER_NUMBERS = [("+14155550199", "Elsewhere")]
 
 
-# The fake carrier calls back here: a closed loopback port (these tests post the callbacks themselves).
-NOWHERE = "http://127.0.0.1:9"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeTwilio]:
-    with FakeTwilio() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def app(pg_server, tmp_path_factory, fake):
-    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url,
-                    public_base_url=NOWHERE,
-                    voice_profiles={"alpha_31": {"transport": "stream"}}) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    return app[0]
-
-
-@pytest.fixture(scope="module")
-def container(app):
-    return app[1]
+APP_SETTINGS = {"voice_profiles": {"alpha_31": {"transport": "stream"}}}  # alpha_31 streams audio
 
 
 def carrier_tenant(client: TestClient[Any], container: Any, fake: FakeTwilio,

@@ -4,18 +4,16 @@ carrier accounts verified against the fake carrier so that tenants hold numbers.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from adapters.postgres.database import DatabaseConfig
 from application.numbers.lookups import number_for_e164, tenant_number
 from entrypoints.bootstrap import Container
 from tests.conftest import Account
 from tests.contract.calls_support import error_code, new_tenant, only_problem, problems, scoped_key
-from tests.contract.shared_app import shared_app
+from tests.contract.carrier_app import app, client, container, fake  # noqa: F401 - fixtures
 from tests.fakes.twilio.rest import FakeTwilio
 
 LONDON, LONDON_2 = "+442071838750", "+442079460958"
@@ -23,34 +21,6 @@ NUMBER_FIELDS = {"id", "e164", "source", "active", "objective", "greeting", "per
                  "recording_enabled", "voice_engine", "transfer_destinations", "transfer_max_attempts", "language",
                  "timezone", "created_at", "updated_at", "disconnected_at"}
 _serial = itertools.count(100)
-
-
-# The fake carrier calls back here: a closed loopback port (these tests post the callbacks themselves).
-NOWHERE = "http://127.0.0.1:9"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeTwilio]:
-    with FakeTwilio() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def app(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory,
-        fake: FakeTwilio) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url,
-                    public_base_url=NOWHERE) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    return app[0]
-
-
-@pytest.fixture(scope="module")
-def container(app):
-    return app[1]
 
 
 @pytest.fixture

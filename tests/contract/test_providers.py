@@ -4,50 +4,18 @@ sealed; the caller number must be one of the account's numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from adapters.postgres.database import DatabaseConfig
-from entrypoints.bootstrap import Container
 from tests.conftest import Account
 from tests.contract.calls_support import call_body, new_tenant, only_problem, scoped_key
-from tests.contract.shared_app import shared_app
-from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
+from tests.contract.carrier_app import app, client, container, fake  # noqa: F401 - fixtures
+from tests.fakes.twilio.rest import FakeAccount
 
 NUMBERS = [("+14155550100", "Front desk"), ("+14155550101", "Reminders")]
 VERIFY = "/v1/providers/carrier/verify"
-
-
-# The fake carrier calls back here: a closed loopback port (these tests post the callbacks themselves).
-NOWHERE = "http://127.0.0.1:9"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeTwilio]:
-    with FakeTwilio() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def app(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory,
-        fake: FakeTwilio) -> Iterator[tuple[TestClient[Any], Container]]:
-    with shared_app(pg_server, tmp_path_factory.mktemp("var"), twilio_api_base_url=fake.base_url,
-                    public_base_url=NOWHERE) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    return app[0]
-
-
-@pytest.fixture(scope="module")
-def container(app):
-    return app[1]
 
 
 @pytest.fixture
