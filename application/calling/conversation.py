@@ -15,9 +15,11 @@ from application.calling import live
 from application.calling.app import Calling
 from application.calling.ports import AgentSession, AgentTurn, CallBrief
 from application.calling.runner import clean, mask_keys
+from application.numbers.lookups import tenant_number
 from domain.calls import stream_token
 from domain.calls.call import AGENT, CALLEE, Call
 from domain.calls.outcome_schema import compile_schema
+from domain.numbers.number import Number
 
 GO = "go"
 WAIT = "wait"
@@ -34,7 +36,7 @@ class LiveConversation:
         self.transport = transport
         self._session: AgentSession | None = None
         self._opened = 0.0
-        self._number: object | None = None
+        self._number: Number | None = None
         self.ended = False
 
     # -- the socket's life ----------------------------------------------------------------------
@@ -53,7 +55,7 @@ class LiveConversation:
             Call.create_id(self.call_id)
         except ValueError:
             return False
-        call = live._change(self.calling, self.call_id, lambda c: c.open_session(self.transport, grant.nonce, now))
+        call = live.change(self.calling, self.call_id, lambda c: c.open_session(self.transport, grant.nonce, now))
         if call is None:
             return False
         self._opened = time.monotonic()
@@ -76,7 +78,7 @@ class LiveConversation:
         number = self._number_of(call)
         brief = CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
                           variables=dict(call.variables), language=call.language, model=profile.model,
-                          can_transfer=bool(number is not None and getattr(number, "transfer_destinations", None)))
+                          can_transfer=bool(number is not None and number.transfer_destinations))
         self._session = self.calling.ports.brain.open(brief)
         return self._respond(None)
 
@@ -85,10 +87,10 @@ class LiveConversation:
 
     def pressed(self, digits: str) -> None:
         masked = f"[keypad: {mask_keys(digits)}]"
-        live._change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
+        live.change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
 
     def close(self, reason: str) -> None:
-        live._change(self.calling, self.call_id, lambda c: c.close_session(reason, self.calling.ports.clock()))
+        live.change(self.calling, self.call_id, lambda c: c.close_session(reason, self.calling.ports.clock()))
 
     def engine_speech(self) -> str:
         """The speech engine of the call's engine profile (``stream`` transport)."""
@@ -105,11 +107,8 @@ class LiveConversation:
     def _call(self) -> Call | None:
         return self.calling.find(Call, Call.create_id(self.call_id))
 
-    def _number_of(self, call: Call) -> object | None:
-        try:
-            from application.numbers.lookups import tenant_number
-        except ImportError:  # numbers not present in this build
-            return None
+    def _number_of(self, call: Call) -> Number | None:
+        """The call's own configured number (the caller number out, the dialled number in)."""
         own = call.from_number if call.direction == "outbound" else call.to
         self._number = tenant_number(self.calling, call.tenant_id, own)
         return self._number
@@ -129,7 +128,7 @@ class LiveConversation:
                 c.record_turn(AGENT, said, clock())
 
         if heard or turn.press_keys or said:
-            live._change(self.calling, self.call_id, record)
+            live.change(self.calling, self.call_id, record)
         if turn.transfer:
             self._transfer(turn)
         if turn.end_call or turn.transfer:
@@ -138,9 +137,8 @@ class LiveConversation:
 
     def _transfer(self, turn: AgentTurn) -> None:
         number = self._number
-        destinations = list(getattr(number, "transfer_destinations", None) or [])
-        if not destinations:
+        if number is None or not number.transfer_destinations:
             return
         live.start_transfer(self.calling, self.call_id,
-                            [{"label": d["label"], "e164": d["e164"]} for d in destinations],
-                            int(getattr(number, "transfer_max_attempts", 3) or 3), turn.transfer_brief)
+                            [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
+                            number.transfer_max_attempts, turn.transfer_brief)

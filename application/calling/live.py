@@ -9,7 +9,7 @@ callbacks, the voice socket and the reactors write the same call concurrently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -78,10 +78,10 @@ def account_for(calling: Calling, tenant_id: str) -> AccountAccess | None:
                          auth_token=ports_of(calling).credentials.open(credential.sealed_token))
 
 
-def _change(calling: Calling, call_id: str, change) -> Call | None:  # type: ignore[no-untyped-def]
-    """Apply ``change`` to the call (retried on conflicts); None when the call refuses it."""
+def change(calling: Calling, call_id: str, apply: Callable[[Call], object]) -> Call | None:
+    """Apply ``apply`` to the call (re-read and retried on conflicts); None when the call refuses it."""
     try:
-        return calling.update(Call, Call.create_id(call_id), change)
+        return calling.update(Call, Call.create_id(call_id), apply)
     except CallStateError:
         return None
 
@@ -109,7 +109,7 @@ def dial(calling: Calling, call: Call) -> None:
     live = ports_of(calling)
     account = account_for(calling, call.tenant_id)
     if account is None:
-        _change(calling, call.call_id, lambda c: c.fail("carrier_not_configured",
+        change(calling, call.call_id, lambda c: c.fail("carrier_not_configured",
                                                         "the carrier credentials were removed", calling.ports.clock()))
         return
     record = live.record_calls and _number_records(calling, call)
@@ -122,14 +122,14 @@ def dial(calling: Calling, call: Call) -> None:
     try:
         sid = live.carrier.dial(account, request)
     except CarrierRefusedError as exc:
-        _change(calling, call.call_id, lambda c: c.fail(exc.code if exc.code.startswith("carrier_") else "carrier_refused",
+        change(calling, call.call_id, lambda c: c.fail(exc.code if exc.code.startswith("carrier_") else "carrier_refused",
                                                         f"the carrier refused the call: {exc.message}",
                                                         calling.ports.clock()))
         return
     except CarrierUnreachableError as exc:
         log.warning("call.dial_unknown call_id=%s reason=%s", call.call_id, exc)
         return
-    _change(calling, call.call_id, lambda c: c.dialed(sid, calling.ports.clock()))
+    change(calling, call.call_id, lambda c: c.dialed(sid, calling.ports.clock()))
 
 
 def _number_records(calling: Calling, call: Call) -> bool:
@@ -187,9 +187,10 @@ def status_changed(calling: Calling, call: Call, form: Mapping[str, str]) -> Non
     if not status or answered_by:
         return
     if status in PROGRESS:
-        _change(calling, call.call_id, lambda c: c.carrier_progressed(status, now()))
+        change(calling, call.call_id, lambda c: c.carrier_progressed(status, now()))
         return
-    duration = int(form.get("CallDuration") or 0) if (form.get("CallDuration") or "0").isdigit() else 0
+    reported = form.get("CallDuration") or ""
+    duration = int(reported) if reported.isdigit() else 0
 
     def ended(c: Call) -> None:
         if not c.carrier_ended(status, duration, now()):
@@ -199,7 +200,7 @@ def status_changed(calling: Calling, call: Call, form: Mapping[str, str]) -> Non
         elif c.session_state == "none" and c.transfer is None:
             c.fail("hung_up", "the call ended before the conversation started", now())
 
-    _change(calling, call.call_id, ended)
+    change(calling, call.call_id, ended)
 
 
 def _verdict(calling: Calling, call: Call, answered_by: str) -> None:
@@ -214,7 +215,7 @@ def _verdict(calling: Calling, call: Call, answered_by: str) -> None:
         elif answered_by == "no_answer":
             c.fail("no_answer", "nobody answered (silence)", now())
 
-    changed = _change(calling, call.call_id, record)
+    changed = change(calling, call.call_id, record)
     if changed is not None and changed.is_terminal and changed.carrier_sid and changed.carrier_duration_seconds is None:
         hang_up(calling, changed)
 
@@ -236,7 +237,7 @@ def recording_ready(calling: Calling, call: Call, form: Mapping[str, str]) -> No
     if not url.startswith("https://"):
         return  # only the carrier's own https media URL is stored, never proxied
     url = url if url.endswith(".mp3") else url + ".mp3"
-    _change(calling, call.call_id, lambda c: c.attach_recording(url, form.get("RecordingSid") or "", calling.ports.clock()))
+    change(calling, call.call_id, lambda c: c.attach_recording(url, form.get("RecordingSid") or "", calling.ports.clock()))
 
 
 # -- transfers ----------------------------------------------------------------------------------
@@ -245,7 +246,7 @@ def recording_ready(calling: Calling, call: Call, form: Mapping[str, str]) -> No
 def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, str]], max_attempts: int,
                    brief: str) -> bool:
     """The agent asked to transfer: record it, then point the carrier at the transfer instructions."""
-    call = _change(calling, call_id, lambda c: c.request_transfer(destinations, max_attempts, brief,
+    call = change(calling, call_id, lambda c: c.request_transfer(destinations, max_attempts, brief,
                                                                   calling.ports.clock()))
     if call is None or call.carrier_sid is None:
         return False
@@ -257,7 +258,7 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
                                            ports_of(calling).url("transfer", call_id, f"dest=0&brief={quote(brief[:200])}"))
     except (CarrierRefusedError, CarrierUnreachableError) as exc:
         log.warning("call.transfer_redirect_failed call_id=%s reason=%s", call_id, exc)
-        _change(calling, call_id, lambda c: c.transfer_leg_ended(0, "failed", calling.ports.clock()))
+        change(calling, call_id, lambda c: c.transfer_leg_ended(0, "failed", calling.ports.clock()))
         return False
     return True
 
@@ -269,7 +270,7 @@ def transfer_instructions(calling: Calling, call: Call, form: Mapping[str, str])
     if dial_status and call.transfer is not None:
         index = len(call.transfer["legs"])
         status = "completed" if dial_status in ANSWERED_DIALS else dial_status
-        changed = _change(calling, call.call_id, lambda c: c.transfer_leg_ended(index, status, calling.ports.clock()))
+        changed = change(calling, call.call_id, lambda c: c.transfer_leg_ended(index, status, calling.ports.clock()))
         call = changed or calling.find(Call, Call.create_id(call.call_id)) or call
     if call.transfer is None:
         return [Hangup()]

@@ -50,11 +50,11 @@ def _one(calling: Calling, call_id: str, after: timedelta) -> bool:
             return False
         found = carrier.find_call(account, call.to, call.from_number, call.dial_requested_at - timedelta(seconds=60))
         if not found:
-            live._change(calling, call_id, lambda c: c.fail(
+            live.change(calling, call_id, lambda c: c.fail(
                 "dispatch_unknown", "the dial's outcome is unknown and the carrier has no such call", now))
             return True
         sid = found[0].sid
-        live._change(calling, call_id, lambda c: c.dialed(sid, now))
+        live.change(calling, call_id, lambda c: c.dialed(sid, now))
         return _apply(calling, call_id, found[0])
     if call.carrier_duration_seconds is not None:
         return _close_stale_session(calling, call, now, after)
@@ -63,7 +63,7 @@ def _one(calling: Calling, call_id: str, after: timedelta) -> bool:
     except CarrierRefusedError:
         seen = None
     if seen is None:
-        live._change(calling, call_id, lambda c: c.fail("dispatch_unknown", "the carrier has no record of the call", now))
+        live.change(calling, call_id, lambda c: c.fail("dispatch_unknown", "the carrier has no record of the call", now))
         return True
     return _apply(calling, call_id, seen)
 
@@ -86,5 +86,5 @@ def _close_stale_session(calling: Calling, call: Call, now: datetime, after: tim
     """The carrier ended the call but the socket never reported closing: close it for it."""
     if call.session_state != "open":
         return False
-    live._change(calling, call.call_id, lambda c: c.close_session("carrier_ended", now))
+    live.change(calling, call.call_id, lambda c: c.close_session("carrier_ended", now))
     return True
