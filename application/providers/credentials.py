@@ -82,7 +82,3 @@ def status(calling: Calling, tenant_id: str, provider: str) -> tuple[str, str | 
         return NOT_CONFIGURED, None
     return credential.status, credential.last4
 
-
-def has_verified_carrier(calling: Calling, tenant_id: str) -> bool:
-    credential = credential_of(calling, tenant_id)
-    return credential is not None and credential.verified
