@@ -230,7 +230,7 @@ def _add_live_ports(container: Container, secret: bytes) -> None:
     from application.calling.live import LivePorts
 
     settings = container.settings
-    container.calling.live = LivePorts(  # type: ignore[attr-defined]
+    container.calling.live = LivePorts(
         carrier=container.carrier, credentials=container.credential_box,
         token_key=master_key.derive(secret, "voice-socket-token"), base_url=settings.base_url,
         profiles=settings.engine_profiles, record_calls=settings.record_calls,
@@ -330,29 +330,36 @@ def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPo
         container.reactors[name] = _follower(container, app, name, reactor.process_event, tracking, reactor.handles)
 
 
-def _add_watchdog(container: Container, interval: float = 5.0) -> None:
-    """Every few seconds, end calls stuck past their maximum duration (``timeout``)."""
-    from application.calling.lifecycle import fail_overdue
-
+def _every(container: Container, name: str, interval: float, job: Callable[[str], None]) -> None:
+    """Run ``job(conninfo)`` every ``interval`` seconds on a thread of its own, started with the
+    followers and stopped with the container; a failing round is reported and the next one runs."""
     stop = threading.Event()
 
     def loop() -> None:
-        from projections.calls_list.overdue import overdue_call_ids
-
         if container.database is None:  # pragma: no cover - bootstrap always sets it
             return
         while not stop.wait(interval):
             try:
-                ids = overdue_call_ids(container.database.conninfo(), container.clock(),
-                                       container.settings.max_call_seconds)
-                if ids:
-                    log.warning("watchdog.timeouts", calls=fail_overdue(container.calling, ids))
-            except Exception as exc:  # keep watching; report
-                log.error("watchdog.failed", error=type(exc).__name__, exc_info=exc)
+                job(container.database.conninfo())
+            except Exception as exc:
+                log.error(f"{name}.failed", error=type(exc).__name__, exc_info=exc)
 
-    thread = threading.Thread(target=loop, name="call-watchdog", daemon=True)
+    thread = threading.Thread(target=loop, name=f"call-{name}", daemon=True)
     container._background.append(thread.start)
     container._closers.append(stop.set)
+
+
+def _add_watchdog(container: Container, interval: float = 5.0) -> None:
+    """Every few seconds, end calls stuck past their maximum duration (``timeout``)."""
+    from application.calling.lifecycle import fail_overdue
+    from projections.calls_list.overdue import overdue_call_ids
+
+    def job(conninfo: str) -> None:
+        ids = overdue_call_ids(conninfo, container.clock(), container.settings.max_call_seconds)
+        if ids:
+            log.warning("watchdog.timeouts", calls=fail_overdue(container.calling, ids))
+
+    _every(container, "watchdog", interval, job)
 
 
 def _add_reconciler(container: Container, interval: float = 5.0) -> None:
@@ -360,29 +367,17 @@ def _add_reconciler(container: Container, interval: float = 5.0) -> None:
     from datetime import timedelta
 
     from application.calling.reconcile import reconcile
+    from projections.calls_list.overdue import running_live_call_ids
 
-    stop = threading.Event()
     after = timedelta(seconds=container.settings.reconcile_after_seconds)
-    interval = min(interval, max(0.5, after.total_seconds() / 2))
 
-    def loop() -> None:
-        from projections.calls_list.overdue import running_live_call_ids
+    def job(conninfo: str) -> None:
+        ids = running_live_call_ids(conninfo, container.clock() - after)
+        moved = reconcile(container.calling, ids, after) if ids else []
+        if moved:
+            log.warning("reconciler.settled", calls=moved)
 
-        if container.database is None:  # pragma: no cover - bootstrap always sets it
-            return
-        while not stop.wait(interval):
-            try:
-                ids = running_live_call_ids(container.database.conninfo(), container.clock() - after)
-                if ids:
-                    moved = reconcile(container.calling, ids, after)
-                    if moved:
-                        log.warning("reconciler.settled", calls=moved)
-            except Exception as exc:  # keep reconciling; report
-                log.error("reconciler.failed", error=type(exc).__name__, exc_info=exc)
-
-    thread = threading.Thread(target=loop, name="call-reconciler", daemon=True)
-    container._background.append(thread.start)
-    container._closers.append(stop.set)
+    _every(container, "reconciler", min(interval, max(0.5, after.total_seconds() / 2)), job)
 
 
 def bootstrap_memory(

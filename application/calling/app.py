@@ -41,3 +41,5 @@ class Calling(BoundaryApplication):
         super().__init__(env)
         self.ports = ports
         self.lookups = HeadCache(maxsize=1_000)
+        # application.calling.live.LivePorts, set by the composition root where live calls run.
+        self.live: Any = None

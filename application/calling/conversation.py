@@ -13,12 +13,11 @@ import time
 
 from application.calling import live
 from application.calling.app import Calling
-from application.calling.ports import AgentSession, AgentTurn, CallBrief
-from application.calling.runner import clean, mask_keys
+from application.calling.ports import AgentSession, AgentTurn
+from application.calling.runner import brief_for, clean, mask_keys
 from application.numbers.lookups import tenant_number
 from domain.calls import stream_token
 from domain.calls.call import AGENT, CALLEE, Call
-from domain.calls.outcome_schema import compile_schema
 from domain.numbers.number import Number
 
 GO = "go"
@@ -76,8 +75,7 @@ class LiveConversation:
         assert call is not None
         profile = live.ports_of(self.calling).profile(call.voice_engine)
         number = self._number_of(call)
-        brief = CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
-                          variables=dict(call.variables), language=call.language, model=profile.model,
+        brief = brief_for(call, model=profile.model,
                           can_transfer=bool(number is not None and number.transfer_destinations))
         self._session = self.calling.ports.brain.open(brief)
         return self._respond(None)

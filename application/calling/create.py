@@ -13,6 +13,7 @@ from typing import Any
 from application.calling.app import Calling
 from application.calling.suppressions import NOT_REMEMBERED, index_of
 from application.errors import PermissionDeniedError, ValidationFailedError
+from application.numbers.lookups import tenant_number
 from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
@@ -24,7 +25,6 @@ from domain.errors import DialingRuleError, OutcomeSchemaError
 LIVE = "live"
 SIMULATED = "simulated"
 OUTBOUND = "outbound"
-DEFAULT_ENGINE = "alpha_25"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,8 +115,6 @@ def _number_allowed(calling: Calling, principal: Principal, e164: str) -> None:
     """A key restricted to ``number_ids`` may only call from those numbers (403 otherwise)."""
     if principal.number_ids is None:
         return
-    from application.numbers.lookups import tenant_number
-
     number = tenant_number(calling, principal.tenant_id, e164)
     if number is None or not principal.may_use_number(str(number.number_id)):
         raise PermissionDeniedError(f"this API key may not call from {e164}", code="number_not_allowed")

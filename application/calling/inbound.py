@@ -9,23 +9,17 @@ The call id derives from the carrier's call id, so a repeated callback finds the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from application.calling import live
 from application.calling.app import Calling
 from application.calling.instructions import Hangup, Instruction
-from application.errors import ConflictError, PermissionDeniedError
+from application.errors import ConflictError
+from application.numbers.lookups import number_for_e164
 from domain import ids
 from domain.calls.call import Call
-from domain.calls.outcome_schema import compile_schema
 from domain.numbers.number import Number
 
 INBOUND = "inbound"
-DEFAULT_OBJECTIVE = "Answer the call politely, find out who is calling and what they need, and take a message."
-DEFAULT_SCHEMA: dict[str, Any] = {
-    "caller_name": {"type": "string", "optional": True, "description": "the caller's name"},
-    "reason": {"type": "string", "description": "why the caller called"},
-}
 
 
 def inbound_call_id(carrier_sid: str) -> str:
@@ -33,44 +27,28 @@ def inbound_call_id(carrier_sid: str) -> str:
 
 
 def answer(calling: Calling, url: str, pairs: Sequence[tuple[str, str]], signature: str | None) -> list[Instruction]:
-    from application.numbers.lookups import number_for_e164
-
     form = dict(reversed(list(pairs)))  # the first value of each key
-    refused = PermissionDeniedError("the carrier signature does not match", code="invalid_carrier_signature")
     number = number_for_e164(calling, form.get("To") or "")
     carrier_sid = form.get("CallSid") or ""
-    if number is None or not carrier_sid or not signature:
-        raise refused
-    account = live.account_for(calling, number.tenant_id)
-    if account is None or not live.ports_of(calling).carrier.valid_signature(account.auth_token, url, list(pairs),
-                                                                             signature):
-        raise refused
-    if [v for k, v in pairs if k == "AccountSid"] != [account.account_sid]:
-        raise refused
+    if number is None or not carrier_sid or not live.signed_by_tenant(calling, number.tenant_id, url, pairs, signature):
+        raise live.refused_callback()
     call_id = inbound_call_id(carrier_sid)
     call = calling.find(Call, Call.create_id(call_id))
     if call is None:
         call = _record(calling, number, call_id, carrier_sid, form.get("From") or "")
     if call is None:
         return [Hangup()]
-    instructions = live.voice_instructions(calling, call)
-    for instruction in instructions:
-        parameters = getattr(instruction, "parameters", None)
-        if parameters is not None:
-            parameters["number_id"] = str(number.number_id)
-    return instructions
+    return live.voice_instructions(calling, call, number_id=number.number_id)
 
 
 def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, caller: str) -> Call | None:
     now = calling.ports.clock()
-    schema = number.outcome_schema or DEFAULT_SCHEMA
     call = Call(
         tenant_id=number.tenant_id, call_id=call_id, direction=INBOUND, mode="live", to=number.e164,
-        from_number=caller, objective=number.objective or DEFAULT_OBJECTIVE,
-        outcome_schema=compile_schema(schema).to_definition(), consent_type=INBOUND, consent_record_id=None,
-        voice_id=None,
+        from_number=caller, objective=number.objective, outcome_schema=number.outcome_schema,
+        consent_type=INBOUND, consent_record_id=None, voice_id=None,
         voice_engine=number.voice_engine or calling.ports.voice_routing(number.tenant_id).engine_for(call_id),
-        language=number.language or "en-US", metadata={"number_id": str(number.number_id)},
+        language=number.language, metadata={"number_id": number.number_id},
         variables={}, simulation=None, created_by=f"carrier:{carrier_sid}",
         max_duration_seconds=calling.ports.max_call_seconds, at=now,
     )

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 from application.calling.app import Calling
 from application.calling.instructions import ConnectVoice, Dial, Hangup, Instruction, Say
 from application.errors import ConflictError, PermissionDeniedError
+from application.numbers.lookups import tenant_number
 from application.ports import SecretBox
 from application.providers.credentials import credential_of
 from application.providers.ports import (
@@ -27,7 +28,7 @@ from application.providers.ports import (
     DialRequest,
 )
 from domain.calls import stream_token
-from domain.calls.call import MACHINE_ANSWERS, Call, CallStateError
+from domain.calls.call import Call, CallStateError, abandon_code
 from domain.calls.engines import DEFAULT_ENGINE, EngineProfile
 
 log = logging.getLogger(__name__)
@@ -64,10 +65,9 @@ class LivePorts:
 
 
 def ports_of(calling: Calling) -> LivePorts:
-    live = getattr(calling, "live", None)
-    if live is None:
+    if calling.live is None:
         raise RuntimeError("live calls are not wired in this process")
-    return live
+    return calling.live
 
 
 def account_for(calling: Calling, tenant_id: str) -> AccountAccess | None:
@@ -134,8 +134,6 @@ def dial(calling: Calling, call: Call) -> None:
 
 def _number_records(calling: Calling, call: Call) -> bool:
     """The caller number's ``recording_enabled`` when it is a configured number (default: on)."""
-    from application.numbers.lookups import tenant_number
-
     number = tenant_number(calling, call.tenant_id, call.from_number)
     return number is None or bool(number.recording_enabled)
 
@@ -143,38 +141,47 @@ def _number_records(calling: Calling, call: Call) -> bool:
 # -- callbacks ----------------------------------------------------------------------------------
 
 
+def signed_by_tenant(calling: Calling, tenant_id: str, url: str, form: Sequence[tuple[str, str]],
+                     signature: str | None) -> bool:
+    """Did the tenant's carrier account sign this callback (its token over the exact URL and every
+    form pair), and does its ``AccountSid`` (form, or query for a GET) name that account?"""
+    account = account_for(calling, tenant_id)
+    if account is None or not signature:
+        return False
+    if not ports_of(calling).carrier.valid_signature(account.auth_token, url, list(form), signature):
+        return False
+    sids = ([value for key, value in form if key == "AccountSid"]
+            or [value for key, value in parse_qsl(urlsplit(url).query) if key == "AccountSid"])
+    return sids == [account.account_sid]
+
+
+def refused_callback() -> PermissionDeniedError:
+    """One answer for every refused callback: nothing tells a prober which check failed."""
+    return PermissionDeniedError("the carrier signature does not match", code="invalid_carrier_signature")
+
+
 def verified_call(calling: Calling, call_id: str, url: str, form: Sequence[tuple[str, str]],
                   signature: str | None) -> Call:
-    """The call a carrier callback is about, once its signature (the tenant's token over the exact
-    URL and every form pair) and its ``AccountSid`` check out; else one 403 for every reason."""
-    refused = PermissionDeniedError("the carrier signature does not match", code="invalid_carrier_signature")
+    """The live call a carrier callback is about, once ``signed_by_tenant`` holds; else 403."""
     try:
         call = calling.find(Call, Call.create_id(call_id))
     except ValueError:
-        raise refused from None
-    if call is None or call.mode != "live" or not signature:
-        raise refused
-    account = account_for(calling, call.tenant_id)
-    if account is None:
-        raise refused
-    if not ports_of(calling).carrier.valid_signature(account.auth_token, url, list(form), signature):
-        raise refused
-    sids = ([value for key, value in form if key == "AccountSid"]
-            or [value for key, value in parse_qsl(urlsplit(url).query) if key == "AccountSid"])  # a GET
-    if sids != [account.account_sid]:
-        raise refused
+        raise refused_callback() from None
+    if call is None or call.mode != "live" or not signed_by_tenant(calling, call.tenant_id, url, form, signature):
+        raise refused_callback()
     return call
 
 
-def voice_instructions(calling: Calling, call: Call) -> list[Instruction]:
-    """The answer to the TwiML request: open the voice socket with a fresh single-use token."""
+def voice_instructions(calling: Calling, call: Call, **parameters: str) -> list[Instruction]:
+    """The answer to the TwiML request: open the voice socket with a fresh single-use token (and
+    any further ``parameters`` for the socket)."""
     if call.is_terminal or call.session_state != "none":
         return [Hangup()]
     live = ports_of(calling)
     profile = live.profile(call.voice_engine)
     token = stream_token.issue(live.token_key, call.call_id, calling.ports.clock(), live.token_seconds)
     return [ConnectVoice(transport=profile.transport, socket_url=live.socket_url(profile.transport, call.call_id),
-                         parameters={"token": token}, language=call.language, voice=profile.voice)]
+                         parameters={"token": token, **parameters}, language=call.language, voice=profile.voice)]
 
 
 def status_changed(calling: Calling, call: Call, form: Mapping[str, str]) -> None:
@@ -210,8 +217,7 @@ def _verdict(calling: Calling, call: Call, answered_by: str) -> None:
         if c.is_terminal or c.answered_by is not None:
             return
         if not c.answer(answered_by, now()):
-            code = "fax_detected" if answered_by == "fax" else "machine_detected"
-            c.fail(code, f"answered by {answered_by}; the call was abandoned", now())
+            c.fail(abandon_code(answered_by), f"answered by {answered_by}; the call was abandoned", now())
         elif answered_by == "no_answer":
             c.fail("no_answer", "nobody answered (silence)", now())
 

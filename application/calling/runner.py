@@ -10,9 +10,10 @@ import re
 import time
 
 from application.calling.app import Calling
+from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
-from domain.calls.call import AGENT, CALLEE, Call, CallStateError
+from domain.calls.call import AGENT, CALLEE, Call, CallStateError, abandon_code
 from domain.calls.outcome_schema import compile_schema
 from domain.errors import OutcomeInvalidError
 
@@ -34,6 +35,13 @@ def clean(text: str) -> str:
 
 def mask_keys(keys: str) -> str:
     return "*" * len(keys)
+
+
+def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = False) -> CallBrief:
+    """What the agent knows before the call (a live call adds its profile's model and whether its
+    number can take a transfer)."""
+    return CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
+                     variables=dict(call.variables), language=call.language, model=model, can_transfer=can_transfer)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:
@@ -62,16 +70,14 @@ def _converse(calling: Calling, call: Call) -> None:
     answered_by = simulation.get("answered_by") or "human"
     if not call.answer(answered_by, ports.clock()):
         # SPEC.md answering-machine rule: abandon with no audio spent and no message left.
-        code = "fax_detected" if answered_by == "fax" else "machine_detected"
-        call.fail(code, f"answered by {answered_by}; the call was abandoned", ports.clock())
+        call.fail(abandon_code(answered_by), f"answered by {answered_by}; the call was abandoned", ports.clock())
         calling.commit(call)
         return
     if answered_by == "no_answer":
         call.fail("no_answer", "nobody answered", ports.clock())
         calling.commit(call)
         return
-    schema = compile_schema(call.outcome_schema)
-    brief = CallBrief(objective=call.objective, schema=schema, variables=dict(call.variables), language=call.language)
+    brief = brief_for(call)
     callee = ports.callee(simulation.get("facts"), simulation.get("persona"))
     session = ports.brain.open(brief)
     heard: str | None = None
@@ -103,15 +109,12 @@ def _converse(calling: Calling, call: Call) -> None:
 def settle_live(calling: Calling, call_id: str) -> bool:
     """Extract the outcome of a live call whose conversation is over (voice session closed, no
     transfer under way); True when this settled it."""
-    from application.calling.live import live_duration
-
     for _attempt in range(5):
         call = calling.find(Call, Call.create_id(call_id))
         if call is None or not call.ready_to_settle:
             return False
         call.end(live_duration(call), calling.ports.clock())
-        brief = CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
-                          variables=dict(call.variables), language=call.language)
+        brief = brief_for(call)
         try:
             _settle(calling, call, brief, {})
         except ConflictError:

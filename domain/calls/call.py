@@ -29,6 +29,13 @@ CALLEE = "callee"
 # The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
 MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")
 
+
+
+def abandon_code(answered_by: str) -> str:
+    """The ``error_code`` of a call the answering-machine rule abandons."""
+    return "fax_detected" if answered_by == "fax" else "machine_detected"
+
+
 # Amounts carry the price table's four decimal places even when nothing was spent.
 NO_COST = Decimal("0.0000")
 
