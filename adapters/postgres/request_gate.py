@@ -2,51 +2,143 @@
 
 Handing a request to a thread costs two context switches and a GIL hand-over each way; on a
 busy server those switches, not the queries, were most of the CPU a create used. These reads
-and the rate-limit write go through the app's async pool instead, one round trip each.
+and the rate-limit write go through the app's async pool instead.
+
+They are also coalesced, as saves are by group commit: while one statement is in flight, the
+requests that arrive queue up, and the next statement answers all of them: every rate-limit hit,
+the accounts log head and the versions asked for. Each request still gets the answer of a
+statement that started after it arrived, so what it reads is as fresh as a query of its own. An
+idle server runs one statement per request, at once; a busy one runs one per round trip.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from adapters.memory.rate_limiter import decide
-from adapters.postgres.rate_limiter import HIT, PRUNE, time_to_prune
+from adapters.postgres.rate_limiter import PRUNE, time_to_prune
 from application.ports import RateDecision
 
-# The hit and the head are read by one statement: the head is at least what was committed
-# before the request arrived, so a cached lookup checked against it is as fresh as a reload.
-_HIT_AND_HEAD = f"WITH hit AS ({HIT}) SELECT hit.hits, (SELECT max(notification_id) FROM {{events}}) FROM hit"
+MAX_WAITERS = 512  # requests answered by one statement
 
-_VERSION = "SELECT max(originator_version) FROM {events} WHERE originator_id = %s"
+# Rows are upserted in key order so that two processes' statements lock them in the same order.
+# Each (bucket, window) comes once, with its number of hits; the caller numbers the hits within it.
+_STATEMENT = """
+WITH asked AS (
+    SELECT * FROM unnest(%(buckets)s::text[], %(windows)s::bigint[], %(counts)s::integer[]) AS a(bucket, window_start, n)
+), hit AS (
+    INSERT INTO rate_limit_windows AS w (bucket, window_start, hits)
+    SELECT bucket, window_start, n FROM asked ORDER BY bucket, window_start
+    ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + EXCLUDED.hits
+    RETURNING bucket, window_start, hits
+)
+SELECT 'h', bucket, window_start, hits FROM hit
+UNION ALL
+SELECT 'v', originator_id::text, NULL, max(originator_version) FROM {calling}
+    WHERE originator_id = ANY(%(aggregates)s::uuid[]) GROUP BY originator_id
+UNION ALL
+SELECT 'a', NULL, NULL, (SELECT max(notification_id) FROM {accounts})
+"""
+
+
+@dataclass
+class _Round:
+    """The questions of the requests waiting for the next statement."""
+
+    hits: list[tuple[tuple[str, int], asyncio.Future[tuple[int, int]]]] = field(default_factory=list)
+    versions: list[tuple[UUID, asyncio.Future[int | None]]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.hits) + len(self.versions)
 
 
 class RequestGate:
     def __init__(self, pool: AsyncConnectionPool, *, schema: str, accounts_events: str, calling_events: str) -> None:
         self._pool = pool
         # Rendered once: psycopg caches the parsing of a plain string, not of a ``Composed``.
-        self._hit_and_head = sql.SQL(_HIT_AND_HEAD).format(events=sql.Identifier(schema, accounts_events)).as_string()
-        self._version = sql.SQL(_VERSION).format(events=sql.Identifier(schema, calling_events)).as_string()
+        self._statement = sql.SQL(_STATEMENT).format(
+            accounts=sql.Identifier(schema, accounts_events), calling=sql.Identifier(schema, calling_events),
+        ).as_string()
+        self._round = _Round()
+        self._running = False
 
     async def hit_and_accounts_head(self, bucket: str, *, limit: int, window_seconds: int,
                                     now: datetime) -> tuple[RateDecision, int]:
         """Count one request in ``bucket`` (shared with ``PostgresRateLimiter``) and read the accounts
         log's head in the same statement."""
         window_start = int(now.timestamp()) // window_seconds * window_seconds
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(self._hit_and_head, (bucket, window_start), prepare=True)
-            hits, head = await cursor.fetchone()
-            if time_to_prune():
-                await conn.execute(PRUNE, (window_start - 86_400,))
-        decision = decide(int(hits), limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)
-        return decision, int(head or 0)
+        future: asyncio.Future[tuple[int, int]] = self._ask()
+        self._round.hits.append(((bucket, window_start), future))
+        hits, head = await future
+        decision = decide(hits, limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)
+        return decision, head
 
     async def calling_version(self, aggregate_id: UUID) -> int | None:
         """The version of one Calling aggregate as committed now; ``None`` if it does not exist."""
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(self._version, (aggregate_id,), prepare=True)
-            row = await cursor.fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+        future: asyncio.Future[int | None] = self._ask()
+        self._round.versions.append((aggregate_id, future))
+        return await future
+
+    def _ask(self) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        if not self._running:
+            self._running = True
+            loop.create_task(self._run())
+        return loop.create_future()
+
+    async def _run(self) -> None:
+        """Answer rounds until nobody waits; the first round starts as soon as its asker yields."""
+        try:
+            await asyncio.sleep(0)  # let the asker queue its question
+            while self._round:
+                asked, self._round = self._round, _Round()
+                await self._answer(asked)
+        finally:
+            self._running = False
+
+    async def _answer(self, asked: _Round) -> None:
+        counts = Counter(key for key, _ in asked.hits)
+        keys = sorted(counts)
+        params = {
+            "buckets": [bucket for bucket, _ in keys], "windows": [window for _, window in keys],
+            "counts": [counts[key] for key in keys], "aggregates": list({aggregate for aggregate, _ in asked.versions}),
+        }
+        try:
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(self._statement, params, prepare=True)
+                rows = await cursor.fetchall()
+                if asked.hits and time_to_prune():
+                    await conn.execute(PRUNE, (min(window for _, window in keys) - 86_400,))
+        except Exception as exc:  # every waiter fails alike (the database is down)
+            for _, future in [*asked.hits, *asked.versions]:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        totals: dict[tuple[str, int], int] = {}
+        versions: dict[str, int] = {}
+        head = 0
+        for kind, key, window, value in rows:
+            if kind == "h":
+                totals[(key, window)] = value
+            elif kind == "v":
+                versions[key] = value
+            else:
+                head = int(value or 0)
+        numbered: Counter[tuple[str, int]] = Counter()
+        for key, future in asked.hits:  # the hits of one bucket are numbered in arrival order
+            total = totals[key]
+            hits = total - counts[key] + 1 + numbered[key]
+            numbered[key] += 1
+            if not future.done():  # a request that gave up (client gone) still counted
+                future.set_result((hits, head))
+        for aggregate, future in asked.versions:
+            if not future.done():
+                future.set_result(versions.get(str(aggregate)))

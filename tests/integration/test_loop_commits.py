@@ -264,6 +264,61 @@ def test_the_gate_reads_an_aggregates_committed_version(container, clock):
     assert asyncio.run(version()) == index.version
 
 
+def test_concurrent_requests_share_one_statement_and_count_every_hit_once(container, clock, monkeypatch):
+    """Requests that arrive while a statement is in flight are answered by the next one: the hits
+    of one bucket are numbered without gaps or repeats, and versions and the head come along."""
+    calling = container.calling
+    index = SuppressionIndex(tenant_id=TENANT)
+    index.list_number("+442071830000", None)
+    calling.commit(index)
+    statements: list[str] = []
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        async with appender_for(container) as (pool, _):
+            gate = RequestGate(pool, schema=container.database.schema,
+                               accounts_events=container.accounts.recorder.events_table_name,
+                               calling_events=calling.recorder.events_table_name)
+            answer = gate._answer
+
+            async def counted(asked: Any) -> None:
+                statements.append(f"{len(asked.hits)} hits, {len(asked.versions)} versions")
+                await answer(asked)
+
+            monkeypatch.setattr(gate, "_answer", counted)
+            hits = [gate.hit_and_accounts_head(f"key:{n % 2}", limit=20, window_seconds=60, now=clock())
+                    for n in range(40)]
+            versions = [gate.calling_version(index.id), gate.calling_version(SuppressionIndex.create_id("tnt_x"))]
+            answers = await asyncio.gather(*hits, *versions)
+            return answers[:40], answers[40:]
+
+    hits, versions = asyncio.run(scenario())
+
+    assert statements == ["40 hits, 2 versions"]
+    for bucket in (0, 1):
+        remaining = sorted(decision.remaining for decision, _ in hits[bucket::2])
+        assert remaining == list(range(20))  # hits 1..20 of a limit of 20, each once
+    assert {head for _, head in hits} == {container.accounts.head()}
+    assert versions == [index.version, None]
+    assert container.rate_limiter.hit("key:0", limit=30, window_seconds=60, now=clock()).remaining == 9
+
+
+def test_the_gate_fails_every_waiter_of_a_statement_that_fails(container, clock):
+    async def scenario() -> list[Any]:
+        async with appender_for(container) as (pool, _):
+            gate = RequestGate(pool, schema=container.database.schema,
+                               accounts_events="no_such_table", calling_events=container.calling.recorder.events_table_name)
+            return await asyncio.gather(
+                gate.hit_and_accounts_head("key:f", limit=5, window_seconds=60, now=clock()),
+                gate.calling_version(SuppressionIndex.create_id(TENANT)), return_exceptions=True,
+            )
+
+    answers = asyncio.run(scenario())
+
+    assert [type(answer).__name__ for answer in answers] == ["UndefinedTable", "UndefinedTable"]
+    # Nothing was counted: the statement is one transaction.
+    assert container.rate_limiter.hit("key:f", limit=5, window_seconds=60, now=clock()).remaining == 4
+
+
 def test_commit_from_the_loops_own_thread_does_not_wait_on_itself(container, clock):
     """A synchronous commit made on the loop's thread cannot hand its events to that loop (it would
     wait for itself): it saves directly."""
