@@ -12,8 +12,8 @@ from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import phonenumbers
-from phonenumbers import PhoneNumberFormat, PhoneNumberType
-from phonenumbers.timezone import time_zones_for_number
+from phonenumbers import PhoneMetadata, PhoneNumberFormat, PhoneNumberType
+from phonenumbers.timezone import time_zones_for_geographical_number, time_zones_for_number
 
 from domain.errors import (
     CallHoursUnknownError,
@@ -68,23 +68,59 @@ def parse_destination(raw: str) -> Destination:
         if national.startswith("911"):
             raise EmergencyNumberError(f"{raw} is the emergency number 911 and cannot be called")
         raise N11NumberError(f"{raw} is the N11 service code {national[:3]} and cannot be called")
-    regions = phonenumbers.region_codes_for_country_code(country)
-    if any(phonenumbers.is_emergency_number(national, region) for region in regions):
+    if is_emergency(country, national):
         raise EmergencyNumberError(f"{raw} is an emergency number and cannot be called")
-    if not phonenumbers.is_valid_number(number):
+    # The number's type is what is_valid_number, number_type and time_zones_for_number each work
+    # out again (matching the number against every region of its country code): found once here.
+    kind = phonenumbers.number_type(number)
+    if kind == PhoneNumberType.UNKNOWN:  # exactly is_valid_number's answer
         raise InvalidE164Error(f"{raw} is not a valid phone number")
     if phonenumbers.format_number(number, PhoneNumberFormat.E164) != raw:
         raise InvalidE164Error(f"{raw} is not in canonical E.164 form")
-    surcharge = REFUSED_NUMBER_TYPES.get(phonenumbers.number_type(number))
+    surcharge = REFUSED_NUMBER_TYPES.get(kind)
     if surcharge is not None:
         raise PremiumNumberError(f"{raw} is a {surcharge} number and cannot be called")
     region = phonenumbers.region_code_for_number(number)
+    if phonenumbers.is_number_type_geographical(kind, country):
+        zones = time_zones_for_geographical_number(number)
+    else:  # mobile, toll-free, ...: the zones of the whole country code
+        zones = _country_zones(country, number)
     return Destination(
         e164=raw,
         # "001" is the library's code for non-geographic numbers (+800, +870, +882, ...).
         region=region if region and region != phonenumbers.UNKNOWN_REGION and region != "001" else None,
-        time_zones=tuple(z for z in time_zones_for_number(number) if z != _UNKNOWN_ZONE and _zone(z)),
+        time_zones=tuple(z for z in zones if z != _UNKNOWN_ZONE and _zone(z)),
     )
+
+
+def is_emergency(country: int, national: str) -> bool:
+    """``phonenumbers.is_emergency_number(national, region)`` for any region of the country code,
+    for a national number of ASCII digits: its emergency pattern matches the whole number. The
+    patterns are gathered once per country code (+1 has 25 regions)."""
+    return any(pattern.fullmatch(national) for pattern in _emergency_patterns(country))
+
+
+@functools.cache
+def _emergency_patterns(country: int) -> tuple[re.Pattern[str], ...]:
+    patterns = []
+    for region in phonenumbers.region_codes_for_country_code(country):
+        metadata = PhoneMetadata.short_metadata_for_region(region, None)
+        emergency = metadata.emergency if metadata is not None else None
+        if emergency is not None and emergency.national_number_pattern:
+            patterns.append(re.compile(emergency.national_number_pattern))
+    return tuple(patterns)
+
+
+_COUNTRY_ZONES: dict[int, tuple[str, ...]] = {}
+
+
+def _country_zones(country: int, number: phonenumbers.PhoneNumber) -> tuple[str, ...]:
+    """What ``time_zones_for_number`` gives a number of a non-geographic type: a function of the
+    country code alone, so worked out once per country code."""
+    zones = _COUNTRY_ZONES.get(country)
+    if zones is None:
+        zones = _COUNTRY_ZONES[country] = tuple(time_zones_for_number(number))
+    return zones
 
 
 def check_consent(consent_type: str | None) -> None:

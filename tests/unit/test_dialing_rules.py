@@ -14,12 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
+from phonenumbers.timezone import time_zones_for_number
 
 from domain.calls.dialing_rules import (
     CONSENT_TYPES,
     Destination,
     check_call_hours,
     check_consent,
+    is_emergency,
     next_allowed_time,
     parse_destination,
 )
@@ -383,3 +385,60 @@ def test_property_next_allowed_time_is_the_earliest_allowed_minute_step(zones, n
     while now + timedelta(minutes=minute) < found:
         assert not allowed(destination, now + timedelta(minutes=minute))
         minute += 1
+
+
+def _library_view(raw: str) -> tuple[str, ...] | str:
+    """What phonenumbers' own functions say of a strictly shaped number, one call each."""
+    number = phonenumbers.parse(raw, None)
+    if not phonenumbers.is_valid_number(number):
+        return "invalid"
+    region = phonenumbers.region_code_for_number(number)
+    zones = tuple(z for z in time_zones_for_number(number) if z != "Etc/Unknown")
+    return (phonenumbers.number_type(number), region if region not in (None, "ZZ", "001") else None, *zones)
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(sorted(phonenumbers.SUPPORTED_REGIONS)),
+    st.sampled_from([PhoneNumberType.FIXED_LINE, PhoneNumberType.MOBILE, PhoneNumberType.TOLL_FREE,
+                     PhoneNumberType.FIXED_LINE_OR_MOBILE, PhoneNumberType.VOIP, PhoneNumberType.UAN,
+                     PhoneNumberType.SHARED_COST, PhoneNumberType.PERSONAL_NUMBER]),
+    st.integers(min_value=0, max_value=99),
+)
+def test_property_parsing_agrees_with_the_librarys_validity_region_and_zones(region, number_type, tweak):
+    """The type is worked out once per number: validity, region and zones must still be exactly
+    what is_valid_number, region_code_for_number and time_zones_for_number say."""
+    example = phonenumbers.example_number_for_type(region, number_type)
+    if example is None:
+        return
+    raw = phonenumbers.format_number(example, PhoneNumberFormat.E164)
+    raw = raw[:-2] + f"{tweak:02d}" if len(raw) > 5 else raw  # neighbours of the example, valid or not
+    try:
+        destination = parse_destination(raw)
+    except InvalidE164Error:
+        number = phonenumbers.parse(raw, None)
+        assert not phonenumbers.is_valid_number(number) or phonenumbers.format_number(
+            number, PhoneNumberFormat.E164) != raw
+        return
+    except DialingRuleError:
+        return  # emergency, N11 and premium numbers are refused before or after validity
+    view = _library_view(raw)
+    assert view != "invalid"
+    zones = tuple(z for z in view[2:] if ZoneInfo(z))
+    assert (destination.region, destination.time_zones) == (view[1], zones)
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)),
+       st.one_of(st.sampled_from(["911", "112", "999", "000", "110", "119", "100", "101", "102", "103", "15", "17",
+                                  "18", "190", "193", "060", "08", "1122", "9110", "11"]),
+                 st.from_regex(r"[0-9]{1,7}", fullmatch=True)))
+def test_property_the_emergency_check_agrees_with_the_library_for_every_region_of_a_code(country, national):
+    regions = phonenumbers.region_codes_for_country_code(country)
+    expected = any(phonenumbers.is_emergency_number(national, region) for region in regions)
+    assert is_emergency(country, national) == expected
+
+
+def test_the_emergency_numbers_of_shared_country_codes_are_found():
+    assert is_emergency(1, "911") and is_emergency(44, "999") and is_emergency(44, "112")
+    assert not is_emergency(44, "2071838750") and not is_emergency(1, "4155550123")
