@@ -41,6 +41,7 @@ from projections.audit_events.view import AuditEventsView
 from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.view import CallsListView
 from projections.runner import ProjectionWorker
+from projections.view import ReactorTracking
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
 from projections.voice_model_stats.projection import VoiceModelStatsProjection
@@ -294,7 +295,7 @@ def _follower(container: Container, app: BoundaryApplication, name: str, process
 
 
 def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool) -> None:
-    from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
+    from eventsourcing.postgres import PostgresFactory
 
     from projections.webhook_deliveries.projection import WebhookDeliveriesProjection
     from projections.webhook_deliveries.view import WebhookDeliveriesView
@@ -321,7 +322,7 @@ def _add_followers(container: Container, env: dict[str, str], pool: ConnectionPo
     _add_dispatcher(container, pool)
     _add_reconciler(container)
     for name, (app, build) in reactor_factories(container).items():
-        tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name=f"{name}_tracking")
+        tracking = ReactorTracking(factory.datastore, tracking_table_name=f"{name}_tracking")
         tracking.create_table()
         reactor = build(tracking)
         close = getattr(reactor, "close", None)

@@ -69,7 +69,33 @@ class SqlView(PostgresTrackingRecorder):
         super().insert_tracking(tracking)
 
     def _commit(self, statements: list[tuple[Composed, Sequence[Any] | dict[str, Any]]], tracking: Tracking) -> None:
+        """A run of the same statement goes as one ``executemany`` (pipelined: one round trip, where
+        each round trip from a thread gives up the GIL and waits to take it back)."""
         with self.datastore.transaction(commit=True) as curs:
-            for statement, params in statements:
-                curs.execute(statement, params, prepare=True)
+            for statement, params in _runs(statements):
+                if len(params) == 1:
+                    curs.execute(statement, params[0], prepare=True)
+                else:
+                    curs.executemany(statement, params)
             self._insert_tracking(curs, tracking)
+
+
+def _runs(statements: list[tuple[Composed, Sequence[Any] | dict[str, Any]]]
+          ) -> Iterator[tuple[Composed, list[Sequence[Any] | dict[str, Any]]]]:
+    """Consecutive uses of one statement, in order."""
+    run: list[Sequence[Any] | dict[str, Any]] = []
+    current: Composed | None = None
+    for statement, params in statements:
+        if statement is not current and run:
+            yield current, run  # type: ignore[misc]
+            run = []
+        current = statement
+        run.append(params)
+    if run:
+        yield current, run  # type: ignore[misc]
+
+
+class ReactorTracking(SqlView):
+    """A reactor's tracking: a view with no rows of its own, so a page of events commits one
+    tracking row instead of one per event. Reactors are idempotent (a call is claimed once, a
+    delivery's id derives from its event), so after a crash the page is simply processed again."""
