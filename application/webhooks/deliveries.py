@@ -8,7 +8,7 @@ is an event, so of two dispatchers racing for one attempt only one gets to send.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,13 +26,16 @@ from domain.webhooks.endpoint import CALL_COMPLETED, WebhookEndpoint, WebhookEnd
 ENDPOINT_DELETED = "the endpoint was deleted"
 
 
-def schedule(calling: Calling, call: Call, retry_delays: Sequence[float] | None = None) -> list[WebhookDelivery]:
+def schedule(calling: Calling, tenant_id: str, load_call: Callable[[], Call],
+             retry_delays: Sequence[float] | None = None) -> list[WebhookDelivery]:
     """One delivery of ``call.completed`` per active endpoint of the call's tenant, saved together;
     ``retry_delays`` (seconds after each failure) defaults to the spec's schedule. Seeing the same
-    call event again saves nothing new (the deliveries' ids derive from it)."""
-    index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(call.tenant_id))
+    call event again saves nothing new (the deliveries' ids derive from it). The call is loaded
+    only when the tenant has an active endpoint (most calls of most tenants have none)."""
+    index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(tenant_id))
     if index is None or not index.active_ids:
         return []
+    call = load_call()
     event = payload.call_completed(call)
     body = payload.encode(event)
     now = calling.ports.clock()

@@ -28,8 +28,12 @@ class WebhookScheduler:
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
         if isinstance(event, self.handles):
-            call = self.calling.repository.get(event.originator_id, version=event.originator_version)
-            fresh = deliveries.schedule(self.calling, call, self.retry_delays)
+            repository = self.calling.repository
+            tenant_id = repository.get(event.originator_id, version=1).tenant_id  # from Queued alone
+            fresh = deliveries.schedule(
+                self.calling, tenant_id,
+                lambda: repository.get(event.originator_id, version=event.originator_version), self.retry_delays,
+            )
             if fresh:
                 self.scheduled(fresh)
         self.tracking.insert_tracking(tracking)

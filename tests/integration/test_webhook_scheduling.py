@@ -37,8 +37,8 @@ def test_each_active_endpoint_gets_one_delivery_and_a_second_look_adds_none(cont
     endpoints.delete(container.calling, PRINCIPAL, second.endpoint_id)
     call = ended_call(container, clock)
 
-    scheduled = deliveries.schedule(container.calling, call)
-    again = deliveries.schedule(container.calling, call)
+    scheduled = deliveries.schedule(container.calling, call.tenant_id, lambda: call)
+    again = deliveries.schedule(container.calling, call.tenant_id, lambda: call)
 
     assert [d.endpoint_id for d in scheduled] == [first.endpoint_id] and again == []
     saved = container.calling.find(WebhookDelivery, scheduled[0].id)
@@ -48,9 +48,37 @@ def test_each_active_endpoint_gets_one_delivery_and_a_second_look_adds_none(cont
 def test_an_endpoint_added_in_between_gets_the_event_the_others_already_have(container, clock):
     first = add_endpoint(container, "https://203.0.113.10/a")
     call = ended_call(container, clock)
-    deliveries.schedule(container.calling, call)
+    deliveries.schedule(container.calling, call.tenant_id, lambda: call)
     later = add_endpoint(container, "https://203.0.113.12/c")
 
-    again = deliveries.schedule(container.calling, call)
+    again = deliveries.schedule(container.calling, call.tenant_id, lambda: call)
 
     assert [d.endpoint_id for d in again] == [later.endpoint_id] != [first.endpoint_id]
+
+
+def test_a_tenant_without_endpoints_gets_nothing_and_its_call_is_not_loaded(container, clock):
+    call = ended_call(container, clock)
+
+    def load() -> Call:
+        raise AssertionError("the call was loaded for a tenant with no endpoint")
+
+    assert deliveries.schedule(container.calling, call.tenant_id, load) == []
+
+
+def test_the_scheduler_finds_the_tenant_from_the_first_event_and_schedules(container, clock):
+    from eventsourcing.persistence import Tracking
+
+    from entrypoints.workers.webhook_scheduler import WebhookScheduler
+
+    first = add_endpoint(container, "https://203.0.113.10/a")
+    call = ended_call(container, clock)
+    tracked: list[Tracking] = []
+    told: list[WebhookDelivery] = []
+    scheduler = WebhookScheduler(container.calling, type("T", (), {"insert_tracking": tracked.append})(),
+                                 scheduled=told.extend)
+    failed = [e for e in container.calling.recorder.select_events(call.id) if e.topic.endswith("Call.Failed")]
+    event = container.calling.mapper.to_domain_event(failed[0])
+
+    scheduler.process_event(event, Tracking(container.calling.name, 7))
+
+    assert [d.endpoint_id for d in told] == [first.endpoint_id] and [t.notification_id for t in tracked] == [7]
