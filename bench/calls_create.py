@@ -477,6 +477,15 @@ def report(results: dict[str, Any]) -> None:
     ratios = results["ratios"]
     print(f"\nresult: create/bare    = {ratios['create_over_bare']:.3f}  (target >= 0.30)")
     print(f"        create/commits = {ratios['create_over_commits']:.3f}  (raw single-row commits, same concurrency)")
+    floor = results["domain_floor"]
+    print(f"        domain floor   = {floor['cpu_ms_per_create']:.3f} ms CPU per create in-process (validation, "
+          f"rules, events; no HTTP, auth or database) vs {floor['bare_server_cpu_ms_per_request']:.3f} ms server CPU "
+          f"per bare POST: even at that floor create/bare <= {floor['best_create_over_bare']:.3f}")
+    spent = results["cpu_budget"]
+    print(f"        machine CPU    = {spent['spent_ms_total']:.2f} ms per create ("
+          + ", ".join(f"{part} {ms:.2f}" for part, ms in spent["spent_ms_per_create"].items())
+          + f"); at the target rate all {results['cpus']} CPUs give {spent['available_ms_per_create_at_target']:.2f} ms "
+          "per create")
     if results["bare_post"]["cores"]["client"] > CLIENT_BOUND:
         print("warning: the load generator used a whole core on the bare run; the ceiling is the client's")
     if results["commits"]["cores"]["client"] > CLIENT_BOUND:
@@ -530,6 +539,47 @@ def report(results: dict[str, Any]) -> None:
 # --- main -----------------------------------------------------------------------------------------
 
 
+def domain_floor(body: bytes, seconds: float = 2.0) -> dict[str, Any]:
+    """CPU per create of the work no create can skip, in this process with no HTTP, no auth and no
+    database: the body validated into the request model, its fingerprint, the rules of
+    ``prepare_call`` (schema, E.164, consent, suppression, call hours, caller) building the queued
+    ``Call``, the ``Idempotency-Key`` record, and both encoded as stored events."""
+    from application.calling.idempotency import _record
+    from application.principal import API_KEY, Principal
+    from application.calling.create import prepare_call
+    from domain.calls.idempotency import body_fingerprint
+    from entrypoints.bootstrap import bootstrap_memory
+    from entrypoints.http.controllers.calls import CREATE, _created, _request
+    from entrypoints.http.schemas.calls import CallCreateRequest
+    from entrypoints.settings import Settings
+
+    with tempfile.TemporaryDirectory(prefix="callwright-floor-") as scratch:
+        container = bootstrap_memory(Settings(data_dir=Path(scratch), secret_key="bench-floor-" + "0" * 32))
+        try:
+            calling = container.calling
+            principal = Principal(kind=API_KEY, tenant_id="ten_" + "f" * 32, user_id="usr_" + "f" * 32,
+                                  verification_status="approved", tier="standard", key_id="key_floor")
+
+            def one(n: int) -> None:
+                data = CallCreateRequest.model_validate_json(body)
+                fingerprint = body_fingerprint(data.model_dump(mode="json"))
+                now = calling.ports.clock()
+                call = prepare_call(calling, principal, _request(data), now, suppressions=None)
+                record = _record(principal, CREATE, f"floor-{n}", fingerprint, 201, _created(call), now)
+                [calling.mapper.to_stored_event(e) for a in (call, record) for e in a.collect_events()]
+
+            for n in range(50):
+                one(n)
+            started, cpu_started, done = time.perf_counter(), time.process_time(), 0
+            while time.perf_counter() - started < seconds:
+                one(done)
+                done += 1
+            per_create = (time.process_time() - cpu_started) / done
+        finally:
+            container.close()
+    return {"creates": done, "cpu_ms_per_create": round(per_create * 1000, 4)}
+
+
 def call_statuses(conninfo: str) -> dict[str, int]:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         return dict(conn.execute("SELECT status, count(*) FROM calls_list_v1 GROUP BY status ORDER BY 1").fetchall())
@@ -556,6 +606,26 @@ def outcomes(conninfo: str, head: int) -> dict[str, int]:
         rows = conn.execute(query, {**names, "head": head}).fetchall()
     label = {v: k.replace("started", "in_progress") for k, v in names.items()}
     return {label[state]: count for state, count in rows}
+
+
+def bound(floor: dict[str, Any], bare: dict[str, Any]) -> dict[str, Any]:
+    """The bare POST's server CPU per request, and the best create/bare ratio one interpreter could
+    reach if a create cost that plus the domain floor and nothing else (no auth, no database, no
+    followers)."""
+    bare_ms = 1000 * bare["cores"]["server"] / bare["requests_per_s"] if bare["requests_per_s"] else 0.0
+    total = bare_ms + floor["cpu_ms_per_create"]
+    return {"bare_server_cpu_ms_per_request": round(bare_ms, 4),
+            "best_create_over_bare": round(bare_ms / total, 3) if total else 0.0}
+
+
+def budget(created: dict[str, Any], bare: dict[str, Any], cpus: int) -> dict[str, Any]:
+    """The machine's CPU per create (server, database, client) against what the machine has per
+    create at the target rate (0.30 of the bare POST's requests/s on every core)."""
+    rate = created["requests_per_s"] or 1
+    spent = {part: round(1000 * cores / rate, 3) for part, cores in created["cores"].items()}
+    target_rate = 0.30 * bare["requests_per_s"]
+    return {"spent_ms_per_create": spent, "spent_ms_total": round(sum(spent.values()), 3),
+            "available_ms_per_create_at_target": round(1000 * cpus / target_rate, 3) if target_rate else 0.0}
 
 
 def ratio(measured: dict[str, Any], ceiling: dict[str, Any]) -> float:
@@ -672,6 +742,7 @@ def main() -> int:
                 extra += 1
             profiles["batches"] = {**profile.result(), "batches": extra}
         calls["at_end_of_run"] = outcomes(conninfo, head_at_stop)
+        floor = domain_floor(body)  # after the servers' work, alone on the machine but for idle servers
     finally:
         if sampler is not None:
             sampler.stop()
@@ -702,6 +773,8 @@ def main() -> int:
         "commits": commits,
         "create": created,
         "ratios": {"create_over_bare": ratio(created, bare_post), "create_over_commits": ratio(created, commits)},
+        "domain_floor": {**floor, **bound(floor, bare_post)},
+        "cpu_budget": budget(created, bare_post, os.cpu_count() or 1),
         "lag": lag,
         "calls": calls,
         "batch": batch,
