@@ -41,10 +41,10 @@ from projections.audit_events.view import AuditEventsView
 from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.view import CallsListView
 from projections.runner import ProjectionWorker
-from projections.view import ReactorTracking
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
 from projections.voice_model_stats.projection import VoiceModelStatsProjection
+from projections.view import ReactorTracking
 from projections.voice_model_stats.view import VoiceModelStatsView
 
 log = structlog.get_logger(__name__)

@@ -27,8 +27,6 @@ from adapters.memory.rate_limiter import decide
 from adapters.postgres.rate_limiter import PRUNE, time_to_prune
 from application.ports import RateDecision
 
-MAX_WAITERS = 512  # requests answered by one statement
-
 # Rows are upserted in key order so that two processes' statements lock them in the same order.
 # Each (bucket, window) comes once, with its number of hits; the caller numbers the hits within it.
 _STATEMENT = """
