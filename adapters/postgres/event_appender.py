@@ -44,8 +44,10 @@ class AsyncEventAppender:
         self._pool = pool
         self._schema, self._table = schema, table
         self._function = sql.Identifier(schema, f"callwright_append_{table}")
-        # Rendered once: psycopg caches the parsing of a plain string, not of a ``Composed``.
-        self._call = sql.SQL("SELECT {0}(%s, %s, %s, %s)").format(self._function).as_string()
+        # Rendered once: psycopg caches the parsing of a plain string, not of a ``Composed``. The
+        # arrays go in binary (%b): in text, each state's bytes are escaped in Python, about ten
+        # times the CPU of the whole statement for a batch's 200 events.
+        self._call = sql.SQL("SELECT {0}(%b, %b, %b, %b)").format(self._function).as_string()
 
     async def create_function(self) -> None:
         """Define (or redefine) the append function; safe when several processes start at once."""
