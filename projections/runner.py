@@ -73,33 +73,39 @@ class ProjectionWorker:
             self.lock.release()
 
     def catch_up(self) -> int:
-        """Process everything recorded so far; returns how many events were processed."""
+        """Process everything recorded so far; returns how many events were processed.
+
+        Only the events this follower handles are read (the database filters by topic), up to the
+        head read first: ids commit in order (the event table's lock), so every event up to the
+        head is there to read, and once they are processed the position moves to the head even
+        if the last events were of other types."""
         processed = 0
-        batch = getattr(self.view, "batch", None)  # views commit a page at once; reactors each event
-        while True:
+        batch = getattr(self.view, "batch", None)  # views commit a page at once
+        head = self.app.recorder.max_notification_id() or 0
+        topics = sorted(self.topics) if self.topics is not None else ()
+        while self.position < head:
             notifications = self.app.recorder.select_notifications(
-                start=self.position, limit=BATCH, inclusive_of_start=False
+                start=self.position, stop=head, limit=BATCH, topics=topics, inclusive_of_start=False
             )
+            last_page = len(notifications) < BATCH
             done = 0
             with batch() if batch is not None else nullcontext():
-                skipped_to = 0
                 for notification in notifications:
                     if self._stop.is_set():
+                        last_page = False
                         break
-                    if self.topics is not None and notification.topic not in self.topics:
-                        skipped_to = notification.id
-                    else:
-                        event = self.app.mapper.to_domain_event(notification)
-                        self.process_event(event, Tracking(self.app.name, notification.id))
-                        skipped_to = 0
+                    event = self.app.mapper.to_domain_event(notification)
+                    self.process_event(event, Tracking(self.app.name, notification.id))
                     done = notification.id
                     processed += 1
-                if skipped_to:
-                    self.view.insert_tracking(Tracking(self.app.name, skipped_to))
+                if last_page and done < head:  # the rest up to the head is of other types
+                    self.view.insert_tracking(Tracking(self.app.name, head))
+                    done = head
             if done:
                 self._advance_to(done)  # only once the page's writes are committed
-            if len(notifications) < BATCH or self._stop.is_set():
-                return processed
+            if last_page or self._stop.is_set():
+                break
+        return processed
 
     def _run(self) -> None:
         backoff = self.poll_interval
