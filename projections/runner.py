@@ -37,7 +37,7 @@ class ProjectionWorker:
         handles: tuple[type, ...] | None = None,
     ) -> None:
         self.app = app
-        # Events of other types are skipped undecoded; their positions are tracked once a page.
+        # Only events of these types are read (filtered by topic in the database); None reads all.
         self.topics = frozenset(get_topic(cls) for cls in handles) if handles is not None else None
         self.process_event = process_event
         self.view = view
