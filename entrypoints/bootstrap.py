@@ -49,6 +49,10 @@ from projections.voice_model_stats.view import VoiceModelStatsView
 
 log = structlog.get_logger(__name__)
 
+# Simulated conversations with the scripted brain are pure Python, so more threads than the
+# machine's cores only take the GIL from the request handlers (docs/decisions.md 29).
+SCRIPTED_SIMULATIONS = 2
+
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
@@ -274,8 +278,9 @@ def reactor_factories(container: Container) -> dict[str, tuple[BoundaryApplicati
             container.webhook_dispatcher.hint(scheduled)
 
     calling = container.calling
+    simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
     return {
-        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking)),
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),

@@ -5,6 +5,7 @@ call, on a worker thread. A live call's conversation happens on its voice socket
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,29 +24,25 @@ class CallRunner:
     name = "call_runner"
     handles = (Call.Queued,)
 
-    def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8) -> None:
+    def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8,
+                 simulation_workers: int | None = None) -> None:
+        """``max_workers`` threads dial live calls (network waits); ``simulation_workers`` (default
+        the same) hold simulated conversations. With the scripted brain a conversation is pure
+        Python: threads beyond the cores only contend for the GIL with the request handlers."""
         self.calling = calling
         self.tracking = tracking  # a tracking recorder: where this reactor has got to
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="call")
-        # Backpressure: claim a call only when a worker can start it soon, so a backlog stays
-        # queued (and visible as such) instead of piling up claimed in memory.
-        self._slots = threading.BoundedSemaphore(max_workers * 2)
+        self.simulation_workers = simulation_workers or max_workers
+        self._dials = _Workers(max_workers, "call")
+        self._simulations = _Workers(self.simulation_workers, "simulation")
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
         if isinstance(event, Call.Queued) and event.direction == "outbound":
-            self._slots.acquire()
             if event.mode == "live":
                 # DialRequested is saved before this event is marked processed: after a crash the
                 # call is not queued any more, so it is never dialed twice.
-                call = live.claim_dial(self.calling, event.call_id)
-                work = self._dial
+                self._dials.start(lambda: live.claim_dial(self.calling, event.call_id), self._dial)
             else:
-                call = runner.claim(self.calling, event.call_id)
-                work = self._run
-            if call is None:
-                self._slots.release()
-            else:
-                self._pool.submit(work, call)
+                self._simulations.start(lambda: runner.claim(self.calling, event.call_id), self._run)
         self.tracking.insert_tracking(tracking)
 
     def _run(self, call: Call) -> None:
@@ -54,8 +51,6 @@ class CallRunner:
         except Exception as exc:  # a failing brain or extractor must still end the call
             log.error("call.run_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
             self._fail(call.call_id, exc)
-        finally:
-            self._slots.release()
 
     def _dial(self, call: Call) -> None:
         try:
@@ -63,8 +58,6 @@ class CallRunner:
         except Exception as exc:
             log.error("call.dial_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
             self._fail(call.call_id, exc)
-        finally:
-            self._slots.release()
 
     def _fail(self, call_id: str, exc: Exception) -> None:
         code = getattr(exc, "code", None) or "internal_error"
@@ -73,6 +66,33 @@ class CallRunner:
                                 lambda c: c.fail(code, "the call could not be completed", self.calling.ports.clock()))
         except (ConflictError, CallStateError):
             pass
+
+    def close(self) -> None:
+        self._dials.close()
+        self._simulations.close()
+
+
+class _Workers:
+    """A thread pool with backpressure: a call is claimed only when a worker can start it soon, so
+    a backlog stays queued (and visible as such) instead of piling up claimed in memory."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix=name)
+        self._slots = threading.BoundedSemaphore(size * 2)
+
+    def start(self, claim: Callable[[], Call | None], work: Callable[[Call], None]) -> None:
+        self._slots.acquire()
+        call = claim()
+        if call is None:
+            self._slots.release()
+        else:
+            self._pool.submit(self._release_after, work, call)
+
+    def _release_after(self, work: Callable[[Call], None], call: Call) -> None:
+        try:
+            work(call)
+        finally:
+            self._slots.release()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)
