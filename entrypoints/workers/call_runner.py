@@ -82,7 +82,11 @@ class _Workers:
 
     def start(self, claim: Callable[[], Call | None], work: Callable[[Call], None]) -> None:
         self._slots.acquire()
-        call = claim()
+        try:
+            call = claim()
+        except BaseException:  # the database is down: the event is processed again later
+            self._slots.release()
+            raise
         if call is None:
             self._slots.release()
         else:

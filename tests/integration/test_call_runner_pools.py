@@ -64,3 +64,25 @@ def test_a_pool_runs_at_most_its_size_at_once_and_a_refused_claim_frees_its_slot
         release.set()
         workers.close()
     assert max(peak) == 2 and running == []
+
+
+def test_a_claim_that_fails_keeps_no_slot():
+    workers = _Workers(1, "test")
+    done = threading.Event()
+
+    def failing():
+        raise ConnectionError("database unreachable")
+
+    def claims() -> None:
+        for _ in range(3):  # more failures than the pool has slots (2)
+            try:
+                workers.start(failing, lambda call: None)
+            except ConnectionError:
+                pass
+        workers.start(lambda: 1, lambda call: done.set())
+
+    try:
+        threading.Thread(target=claims, daemon=True).start()
+        assert done.wait(5), "a failed claim kept its slot: the pool would stall"
+    finally:
+        workers.close()
