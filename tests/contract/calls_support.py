@@ -35,6 +35,11 @@ def call_body(**overrides: Any) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not ABSENT}
 
 
+def batch_body(items: list[dict[str, Any]], **overrides: Any) -> dict[str, Any]:
+    """A batch of ``items`` sharing the fields of ``call_body``."""
+    return {**call_body(to=ABSENT, **overrides), "items": items}
+
+
 def new_tenant(client: TestClient[Any], container: Container) -> Account:
     created = signup(client)
     approve(container, created)

@@ -19,6 +19,7 @@ from tests.contract.calls_support import (
     LONDON_3,
     NEW_YORK,
     SCHEMA,
+    batch_body,
     error_code,
     new_tenant,
     only_problem,
@@ -33,19 +34,6 @@ from tests.contract.shared_app import app, client, container  # noqa: F401 - mod
 @pytest.fixture(scope="module")
 def account(client: TestClient[Any], container: Container) -> Account:
     return new_tenant(client, container)
-
-
-def batch_body(items: list[dict[str, Any]], **overrides: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "objective": "Confirm the appointment",
-        "outcome_schema": SCHEMA,
-        "consent_type": "prior_express",
-        "mode": "simulated",
-        "simulation": {"facts": {"confirmed": True}},
-        "items": items,
-    }
-    body.update(overrides)
-    return {k: v for k, v in body.items() if v is not ABSENT}
 
 
 def post_batch(client: TestClient[Any], account: Account, body: dict[str, Any], **headers: str) -> Any:

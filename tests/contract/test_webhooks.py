@@ -21,7 +21,7 @@ from litestar.testing import TestClient
 from adapters.postgres.database import DatabaseConfig
 from entrypoints.bootstrap import Container
 from tests.conftest import Account
-from tests.contract.calls_support import call_body, new_tenant, only_problem, scoped_key
+from tests.contract.calls_support import batch_body, call_body, new_tenant, only_problem, scoped_key
 from tests.contract.shared_app import shared_app
 from tests.fakes.receiver import Answer, Receiver
 
@@ -377,9 +377,8 @@ def test_a_slow_endpoint_does_not_hold_up_a_healthy_one(client, tenant, receiver
     register(client, tenant, fast.url)
     # One batch, so the 20 calls end close together: more deliveries at once than the slow
     # endpoint's share can take (its backlog is what must not hold the fast one up).
-    body = {k: v for k, v in call_body().items() if k != "to"}
     response = client.post("/v1/calls/batch", headers=tenant.headers,
-                           json={**body, "items": [{"to": f"+44207946{n:04d}"} for n in range(100, 120)]})
+                           json=batch_body([{"to": f"+44207946{n:04d}"} for n in range(100, 120)]))
     assert response.status_code == 207 and response.json()["accepted"] == 20, response.text
 
     fast.wait_for(20, timeout=15)
