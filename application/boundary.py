@@ -3,10 +3,9 @@ and the notification position the read side must reach for read-your-writes."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -16,7 +15,7 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
 from application.errors import ConflictError, FieldError, NotFoundError
-from application.group_commit import GroupCommitter, LoopGroupCommitter
+from application.commit_path import CommitPath, CommitPathFactory, direct
 from domain import ids
 
 A = TypeVar("A", bound=Aggregate)
@@ -24,25 +23,17 @@ T = TypeVar("T")
 
 
 class BoundaryApplication(Application[UUID]):
-    """One consistency boundary; every command ends in one atomic ``save``."""
+    """One consistency boundary; every command ends in one atomic commit through ``commits``."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, *, commits: CommitPathFactory = direct) -> None:
         super().__init__(env)
         self._after_save: list[Callable[[int, frozenset[str]], Any]] = []
         self.known_head = 0  # highest notification id this process has saved or seen
-        self._committer: GroupCommitter | None = None
-        self._loop_committer: LoopGroupCommitter | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def enable_group_commit(self) -> None:
-        """From now on, commits of concurrent commands share one save (see ``group_commit``)."""
-        if self._committer is None:
-            self._committer = GroupCommitter(self.save, name=f"group-commit-{self.name}")
+        # The composition root chooses the kind (direct or grouped); the HTTP server attaches its loop.
+        self.commits: CommitPath = commits(self.save, self.mapper.to_stored_event, f"group-commit-{self.name}")
 
     def close(self) -> None:
-        if self._committer is not None:
-            self._committer.stop()
-            self._committer = None
+        self.commits.close()
         super().close()
 
     def on_saved(self, callback: Callable[[int, frozenset[str]], Any]) -> None:
@@ -51,65 +42,20 @@ class BoundaryApplication(Application[UUID]):
         self._after_save.append(callback)
 
     def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
-        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``.
-
-        From a thread while loop commits are on, the save joins the loop's groups (one writer per
-        process: bigger groups, no second holder of the table lock)."""
+        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+        events = [event for aggregate in aggregates for event in aggregate.collect_events()]
         try:
-            if self._committer is not None or self._loop_committer is not None:
-                events = [event for aggregate in aggregates for event in aggregate.collect_events()]
-                position = self._submit_from_thread(events) if events else 0
-            else:
-                recordings = self.save(*aggregates)
-                events = [recording.domain_event for recording in recordings]
-                position = max((r.notification.id for r in recordings), default=0)
+            position = self.commits.commit(events) if events else 0
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         self._saved(position, events)
         return position
 
-    def _submit_from_thread(self, events: list[Any]) -> int:
-        loop, committer = self._loop, self._loop_committer
-        if committer is not None and loop is not None and not loop.is_closed():
-            try:
-                on_loop = asyncio.get_running_loop() is loop
-            except RuntimeError:
-                on_loop = False
-            if not on_loop:  # blocking the loop's own thread on the loop would never return
-                return asyncio.run_coroutine_threadsafe(committer.submit(events), loop).result(timeout=60)
-        if self._committer is None:
-            recordings = self.save(*events)
-            return max((r.notification.id for r in recordings), default=0)
-        return self._committer.submit(events)
-
-    def enable_loop_commits(self, append: Callable[[list[Any]], Awaitable[int]]) -> None:
-        """From now on commits append on the caller's event loop through ``append`` (async: stored
-        events -> highest notification id), in groups (``LoopGroupCommitter``): ``commit_async``
-        directly, ``commit`` from other threads by handing its events to the loop."""
-        self._loop = asyncio.get_running_loop()
-        self._loop_committer = LoopGroupCommitter(self.mapper.to_stored_event, append)
-
-    def disable_loop_commits(self) -> None:
-        self._loop_committer = None
-        self._loop = None
-
-    @property
-    def commits_async(self) -> bool:
-        return self._loop_committer is not None or self._committer is not None
-
     async def commit_async(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
-        """``commit`` from the event loop without blocking it: on the loop itself when enabled,
-        else through the group committer's thread."""
+        """``commit`` from the event loop without blocking it (loop or group commits)."""
         events = [event for aggregate in aggregates for event in aggregate.collect_events()]
         try:
-            if not events:
-                position = 0
-            elif self._loop_committer is not None:
-                position = await self._loop_committer.submit(events)
-            elif self._committer is not None:
-                position = await asyncio.wrap_future(self._committer.enqueue(events))
-            else:
-                raise RuntimeError("commit_async needs loop commits or group commit")
+            position = await self.commits.commit_async(events) if events else 0
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         self._saved(position, events)

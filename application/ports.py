@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
+from uuid import UUID
 
 Clock = Callable[[], datetime]
 
@@ -75,3 +76,23 @@ class SecretBox(Protocol):
     def seal(self, plaintext: str) -> str: ...
 
     def open(self, sealed: str) -> str: ...
+
+
+class FreshReads(Protocol):
+    """The hot path's reads, on the event loop and as fresh as a query begun after the request
+    arrived (the HTTP server's request gate, ``adapters/postgres/request_gate.py``)."""
+
+    async def hit_and_accounts_head(self, bucket: str, *, limit: int, window_seconds: int,
+                                    now: datetime) -> tuple[RateDecision, int]:
+        """Count one request in ``bucket`` and read the accounts log's head."""
+        ...
+
+    async def calling_version(self, aggregate_id: UUID) -> int | None:
+        """The version of one Calling aggregate as committed now; ``None`` if it does not exist."""
+        ...
+
+
+class Offload(Protocol):
+    """Runs a blocking function off the event loop (the server's thread pool)."""
+
+    async def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adapters.postgres.database import DatabaseConfig, start_embedded  # noqa: E402
 from projections.calls_list.csv_export import csv_lines_async  # noqa: E402
-from projections.calls_list.queries import (  # noqa: E402
-    _COLUMNS, SORTS, CallFilters, _total_query, _where, export_rows, list_calls,
-)  # noqa: E402
+from projections.calls_list.filters import SORTS, CallFilters, where as _where  # noqa: E402
+from projections.calls_list.queries import _COLUMNS, export_rows, list_calls  # noqa: E402
+from projections.calls_list.totals import total_query as _total_query  # noqa: E402
 from projections.calls_list.view import CallsListView  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -83,7 +83,7 @@ FROM (
 WEEK_AGO = END - timedelta(days=7)
 QUARTER = {"start": END - timedelta(days=90, hours=5), "end": END - timedelta(hours=7)}
 # A label ending in ROWS_COUNTED marks a filter whose total no counts table holds (two of prefix,
-# start/end, confidence): list_calls counts the matching rows (queries._total_query).
+# start/end, confidence): list_calls counts the matching rows (totals.total_query).
 ROWS_COUNTED = "(rows counted)"
 CASES: list[tuple[str, dict[str, Any], int]] = [  # label, filters, offset
     ("newest first (default)", {}, 0),

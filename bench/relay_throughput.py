@@ -27,7 +27,8 @@ from domain.calls.suppression import SuppressionEntry  # noqa: E402
 from entrypoints.bootstrap import bootstrap  # noqa: E402
 from entrypoints.logging import configure  # noqa: E402
 from entrypoints.settings import Settings  # noqa: E402
-from entrypoints.workers.kafka_mode import KafkaSettings, relays  # noqa: E402
+from entrypoints.bootstrap import relays  # noqa: E402
+from entrypoints.workers.kafka_mode import KafkaSettings  # noqa: E402
 from tests.kafka_support import started_broker  # noqa: E402
 from tests.postgres import drop_schema, find_server, fresh_schema  # noqa: E402
 

@@ -21,7 +21,8 @@ from email.message import Message
 import httpcore
 import httpx
 
-from domain.webhooks.targets import UNRESOLVABLE, Target, UnsafeTarget, check_address, check_host, parse_target
+from domain.webhooks.address_policy import check_address, check_host
+from domain.webhooks.targets import UNRESOLVABLE, Target, UnsafeTargetError, parse_target
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 
@@ -99,12 +100,12 @@ class WebhookSender:
         )
 
     async def check(self, url: str) -> Target:
-        """The normalized target, or UnsafeTarget; used when an endpoint is created."""
+        """The normalized target, or UnsafeTargetError; used when an endpoint is created."""
         try:
             async with asyncio.timeout(self._timeout):
                 target, _ = await self._checked(url)
         except TimeoutError:
-            raise UnsafeTarget(UNRESOLVABLE, "URL host did not resolve in time") from None
+            raise UnsafeTargetError(UNRESOLVABLE, "URL host did not resolve in time") from None
         return target
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> AttemptOutcome:
@@ -116,7 +117,7 @@ class WebhookSender:
                 target, addresses = await self._checked(url)
                 address = addresses[0]
                 return await self._send(target, address, body, headers, started)
-        except UnsafeTarget as exc:
+        except UnsafeTargetError as exc:
             return _failed(started, f"blocked: {exc.message}", exc.address, blocked=True)
         except (TimeoutError, httpcore.TimeoutException):
             return _failed(started, "timeout", address)
@@ -140,9 +141,9 @@ class WebhookSender:
         try:
             answers = await self._resolve(target.host, target.port)
         except (OSError, UnicodeError) as exc:
-            raise UnsafeTarget(UNRESOLVABLE, f"{target.host} does not resolve ({exc})") from None
+            raise UnsafeTargetError(UNRESOLVABLE, f"{target.host} does not resolve ({exc})") from None
         if not answers:
-            raise UnsafeTarget(UNRESOLVABLE, f"{target.host} does not resolve")
+            raise UnsafeTargetError(UNRESOLVABLE, f"{target.host} does not resolve")
         for answer in answers:  # one private answer is enough to refuse: the resolver picks, not us
             check_address(answer, allow_private=self._allow_private)
         return target, [str(ipaddress.ip_address(answer)) for answer in answers]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from application.head_cache import HeadCache
 from application.boundary import BoundaryApplication
+from application.commit_path import CommitPathFactory, direct
 from application.ports import Clock, EmailSender, PasswordHasher, SessionTokens
 from domain.accounts.user import EmailIndex, User
 
@@ -23,8 +24,9 @@ class AccountPorts:
 class Accounts(BoundaryApplication):
     name = "Accounts"
 
-    def __init__(self, env: Mapping[str, str] | None = None, *, ports: AccountPorts) -> None:
-        super().__init__(env)
+    def __init__(self, env: Mapping[str, str] | None = None, *, ports: AccountPorts,
+                 commits: CommitPathFactory = direct) -> None:
+        super().__init__(env, commits=commits)
         self.ports = ports
         self.lookups = HeadCache()
 

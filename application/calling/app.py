@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.boundary import BoundaryApplication
+from application.commit_path import CommitPathFactory, direct
 from application.head_cache import HeadCache
 from application.calling.ports import AgentBrain, Callee, OutcomeExtractor
 from application.ports import Clock
 from domain.calls.engine_choice import VoiceRouting
 from domain.calls.pricing import PriceTable
+
+if TYPE_CHECKING:
+    from application.calling.live import LivePorts
 
 
 def no_voice_preferences(_tenant_id: str) -> VoiceRouting:
@@ -37,9 +41,10 @@ class CallingPorts:
 class Calling(BoundaryApplication):
     name = "Calling"
 
-    def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts) -> None:
-        super().__init__(env)
+    def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts, live: LivePorts | None = None,
+                 commits: CommitPathFactory = direct) -> None:
+        super().__init__(env, commits=commits)
         self.ports = ports
         self.lookups = HeadCache(maxsize=1_000)
-        # application.calling.live.LivePorts, set by the composition root where live calls run.
-        self.live: Any = None
+        # The carrier side of live calls (absent where none run: unit tests, tools).
+        self.live = live

@@ -84,21 +84,14 @@ def worker(
     """
     import structlog
 
-    from entrypoints.bootstrap import bootstrap
+    from entrypoints.bootstrap import bootstrap_worker
     from entrypoints.logging import configure
-    from entrypoints.workers.kafka_mode import KafkaSettings, Workers, kafka_reactors
+    from entrypoints.workers.kafka_mode import KafkaSettings
 
     settings = _settings(data_dir=data_dir)
     configure(settings.log_level, settings.log_format)
     kafka = KafkaSettings.from_env()
-    container = bootstrap(settings)
-    fed = Workers()
-    if not reactors:
-        container.reactors.clear()
-    elif kafka is not None:
-        fed = kafka_reactors(container, kafka)
-    if not projections:
-        container.projections.clear()
+    container, fed = bootstrap_worker(settings, kafka, projections=projections, reactors=reactors)
     structlog.get_logger("callwright.worker").info(
         "worker.starting", projections=sorted(container.projections),
         reactors_from_log=sorted(container.reactors), reactors_from_kafka=sorted(fed.sources),
@@ -123,9 +116,9 @@ def relay(data_dir: DataDirOpt = None) -> None:
     """
     import structlog
 
-    from entrypoints.bootstrap import bootstrap
+    from entrypoints.bootstrap import bootstrap_relay
     from entrypoints.logging import configure
-    from entrypoints.workers.kafka_mode import KafkaSettings, relays
+    from entrypoints.workers.kafka_mode import KafkaSettings
 
     settings = _settings(data_dir=data_dir)
     configure(settings.log_level, settings.log_format)
@@ -133,8 +126,7 @@ def relay(data_dir: DataDirOpt = None) -> None:
     if kafka is None:
         typer.echo("error: set CALLWRIGHT_KAFKA_BOOTSTRAP (host:port) to relay events to Kafka", err=True)
         raise typer.Exit(2)
-    container = bootstrap(settings, projections=False)
-    workers = relays(container, kafka)
+    container, workers = bootstrap_relay(settings, kafka)
     structlog.get_logger("callwright.relay").info(
         "relay.starting", kafka=kafka.bootstrap,
         topics=[kafka.topic(app) for app in (container.accounts, container.calling)],
@@ -151,13 +143,12 @@ def relay(data_dir: DataDirOpt = None) -> None:
 
 
 def _accounts_container():
-    from adapters.email.outbox import FileOutboxEmailSender
-    from entrypoints.bootstrap import bootstrap
+    from entrypoints.bootstrap import bootstrap_cli
     from entrypoints.logging import configure
 
     settings = _settings()
     configure("warning", "console")
-    return bootstrap(settings, email=FileOutboxEmailSender(settings.data_dir / "outbox"), projections=False)
+    return bootstrap_cli(settings)
 
 
 @admin.command("create-admin")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,11 +9,8 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from prometheus_client import CollectorRegistry
-from psycopg_pool import AsyncConnectionPool
 
-from adapters.postgres.event_appender import AsyncEventAppender
-from adapters.postgres.request_gate import RequestGate
-from entrypoints.bootstrap import Container
+from entrypoints.bootstrap import Container, serving
 from entrypoints.http.auth import AuthMiddleware
 from entrypoints.http.body import JsonBodyRequest
 from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
@@ -33,46 +29,21 @@ from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_errors, openapi_config
 from entrypoints.http.errors import EXCEPTION_HANDLERS
-from entrypoints.http.voice_sockets import relay_socket, stream_socket
+from entrypoints.http.media_stream import stream_socket
+from entrypoints.http.voice_sockets import relay_socket
 
 VERSION = "0.1.0"
 
 
 def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
     registry = CollectorRegistry()
-    container.metrics_registry = registry  # type: ignore[attr-defined]
-    container.voice_metrics = VoiceMetrics(registry)  # type: ignore[attr-defined]
+    container.metrics_registry = registry
+    container.voice_metrics = VoiceMetrics(registry)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        assert container.database is not None, "the HTTP app needs PostgreSQL"
-        pool = AsyncConnectionPool(container.database.conninfo(), min_size=1, max_size=10, open=False,
-                                   kwargs={"autocommit": True})
-        await pool.open(wait=True, timeout=30)
-        container.read_pool = pool
-        container.request_gate = RequestGate(
-            pool, schema=container.database.schema, accounts_events=container.accounts.recorder.events_table_name,
-            calling_events=container.calling.recorder.events_table_name,
-        )
-        calling = container.calling
-        appender = AsyncEventAppender(pool, schema=container.database.schema, table=calling.recorder.events_table_name)
-        await appender.create_function()
-        calling.enable_loop_commits(appender.append)
-        if start_projections:
-            container.start_projections()
-        try:
+        async with serving(container, owns_container=owns_container, start_followers=start_projections):
             yield
-        finally:
-            # New commits go back to the thread committer; the loop keeps running (and the pool
-            # stays open) while the followers stop, so commits already handed to it still land.
-            calling.disable_loop_commits()
-            container.request_gate = None
-            if owns_container:
-                await asyncio.to_thread(container.close)
-            else:
-                await asyncio.to_thread(lambda: [worker.stop() for worker in container.projections.values()])
-            await pool.close()
-            container.read_pool = None
 
     app = Litestar(
         route_handlers=[
@@ -111,16 +82,10 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
 
 def create_app_from_env() -> Litestar:
     """Factory for the ASGI server: settings and database from the environment."""
-    from entrypoints.bootstrap import bootstrap
+    from entrypoints.bootstrap import bootstrap_http
     from entrypoints.logging import configure
     from entrypoints.settings import Settings
 
-    import os
-
     settings = Settings.from_env()
     configure(settings.log_level, settings.log_format, final=True)
-    # With Kafka, reactors and the webhook dispatcher run in `callwright worker` processes.
-    reactors = not os.environ.get("CALLWRIGHT_KAFKA_BOOTSTRAP", "").strip()
-    return create_app(bootstrap(settings, reactors=reactors), owns_container=True)
-
-
+    return create_app(bootstrap_http(settings), owns_container=True)

@@ -107,7 +107,7 @@ class AuthMiddleware:
         one statement that counts the request and reads the accounts log head. An unmoved head means
         the remembered key is current (``head_cache``); a moved one gives ``(None, the decision)``
         and the full path re-reads the key without counting the request twice."""
-        gate = self.container.request_gate
+        gate = self.container.fresh_reads
         if gate is None or token is None:
             return None
         remembered = remembered_key(self.container.accounts, token)

@@ -38,7 +38,7 @@ from projections.calls_list.csv_export import CSV_COLUMNS, csv_lines
 from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.queries import CallFilters, CallPage, export_rows, list_calls
 from projections.calls_list.view import CONFIDENCE_BUCKETS, PREFIX_COUNTED, CallsListView
-from projections.runner import ProjectionWorker
+from application.follower import ProjectionWorker
 from tests.postgres import drop_schema, fresh_schema
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)

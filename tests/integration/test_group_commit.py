@@ -10,6 +10,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from application.errors import ConflictError
+from application.commit_path import CommitPath
 from application.group_commit import GroupCommitter
 from domain.calls.suppression import SuppressionEntry
 from tests.fakes.clock import FakeClock
@@ -30,8 +31,8 @@ def test_concurrent_commits_are_grouped_and_all_saved(container, clock):
         saves.append(len(objs))
         return original(*objs)
 
-    calling._committer.stop()
-    calling._committer = GroupCommitter(counting_save)
+    calling.commits.close()
+    calling.commits = CommitPath(counting_save, calling.mapper.to_stored_event, grouped=True)
     numbers = [f"+4420718{i:05d}" for i in range(64)]
     with ThreadPoolExecutor(max_workers=16) as pool:
         positions = list(pool.map(lambda n: calling.commit(entry(n, clock)), numbers))

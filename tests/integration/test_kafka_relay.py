@@ -36,7 +36,8 @@ from domain.timestamps import iso
 from entrypoints.bootstrap import Container
 from entrypoints.http.app import create_app
 from entrypoints.workers.call_runner import CallRunner
-from entrypoints.workers.kafka_mode import KafkaSettings, Workers, kafka_reactors, relays
+from entrypoints.bootstrap import kafka_reactors, relays
+from entrypoints.workers.kafka_mode import KafkaSettings, Workers
 from tests.conftest import PASSWORD, approve, signup
 from tests.contract.calls_support import call_body
 from tests.fakes.clock import FakeClock

@@ -188,12 +188,12 @@ def test_commits_from_threads_are_appended_by_the_loop_and_poke_followers(contai
                 appended.append(len(events))
                 return await appender.append(events)
 
-            calling.enable_loop_commits(counting)
+            calling.commits.attach_loop(counting)
             try:
                 numbers = [f"+4420719{i:05d}" for i in range(16)]
                 return await asyncio.gather(*(asyncio.to_thread(calling.commit, entry(n, clock)) for n in numbers))
             finally:
-                calling.disable_loop_commits()
+                calling.commits.detach_loop()
 
     positions = asyncio.run(scenario())
 
@@ -212,12 +212,12 @@ def test_commit_async_turns_a_lost_race_into_a_conflict(container, clock):
 
     async def scenario() -> list[Any]:
         async with appender_for(container) as (_, appender):
-            calling.enable_loop_commits(appender.append)
+            calling.commits.attach_loop(appender.append)
             try:
                 return await asyncio.gather(calling.commit_async(stale_a), calling.commit_async(stale_b),
                                             return_exceptions=True)
             finally:
-                calling.disable_loop_commits()
+                calling.commits.detach_loop()
 
     results = asyncio.run(scenario())
 
@@ -327,12 +327,12 @@ def test_commit_from_the_loops_own_thread_does_not_wait_on_itself(container, clo
 
     async def scenario() -> int:
         async with appender_for(container) as (_, appender):
-            calling.enable_loop_commits(appender.append)
+            calling.commits.attach_loop(appender.append)
             try:
                 position = calling.commit(entry("+442071839999", clock))
                 done.set()
                 return position
             finally:
-                calling.disable_loop_commits()
+                calling.commits.detach_loop()
 
     assert asyncio.run(asyncio.wait_for(scenario(), timeout=30)) > 0 and done.is_set()

@@ -125,7 +125,7 @@ def test_a_follower_keeps_running_while_the_database_is_unreachable():
     """A failing read, and a failing read of its own tracking, must not end the follower thread."""
     import time as clock
 
-    from projections.runner import ProjectionWorker
+    from application.follower import ProjectionWorker
 
     class Down:
         name = "Accounts"

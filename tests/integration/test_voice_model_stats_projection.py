@@ -25,7 +25,7 @@ from adapters.simulated.callee import SimulatedCallee
 from application.calling.app import Calling, CallingPorts
 from domain.calls.call import COMPLETED, FAILED, TERMINAL, Call, new_call_id
 from domain.calls.pricing import DEFAULT_PRICES
-from projections.runner import ProjectionWorker
+from application.follower import ProjectionWorker
 from projections.voice_model_stats.projection import VoiceModelStatsProjection
 from projections.voice_model_stats.queries import engine_stats
 from projections.voice_model_stats.view import VoiceModelStatsView

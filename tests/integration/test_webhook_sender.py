@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from adapters.webhooks.sender import AttemptOutcome, WebhookSender
-from domain.webhooks.targets import METADATA, PRIVATE_ADDRESS, UNRESOLVABLE, UnsafeTarget
+from domain.webhooks.targets import METADATA, PRIVATE_ADDRESS, UNRESOLVABLE, UnsafeTargetError
 
 T = TypeVar("T")
 PUBLIC_IP = "93.184.216.34"
@@ -214,7 +214,7 @@ def test_answers_mixing_public_and_private_addresses_are_refused() -> None:
             network = FakeInternet()
             table = {"mixed.test": [PUBLIC_IP, "127.0.0.1"]}
             sender = WebhookSender(resolver=resolver(table), allow_http=True, network_backend=network)
-            with pytest.raises(UnsafeTarget) as refused:
+            with pytest.raises(UnsafeTargetError) as refused:
                 await sender.check(f"http://mixed.test:{canary.port}/")
             assert (refused.value.code, refused.value.address) == (PRIVATE_ADDRESS, "127.0.0.1")
             return await post(sender, f"http://mixed.test:{canary.port}/"), network, canary
@@ -259,7 +259,7 @@ def test_metadata_answers_are_blocked_even_in_development() -> None:
         network = FakeInternet()
         sender = WebhookSender(resolver=resolver({"sneaky.test": ["169.254.169.254"]}), allow_private=True,
                                allow_http=True, network_backend=network)
-        with pytest.raises(UnsafeTarget) as refused:
+        with pytest.raises(UnsafeTargetError) as refused:
             await sender.check("http://sneaky.test/latest/meta-data/")
         assert refused.value.code == METADATA
         outcome = await post(sender, "http://metadata.google.internal/computeMetadata/v1/")
@@ -286,7 +286,7 @@ def test_check_returns_the_normalized_target_for_a_public_host() -> None:
 def test_unresolvable_host_is_refused_at_check_and_blocked_at_post(table: dict[str, list[str]]) -> None:
     async def scenario() -> AttemptOutcome:
         sender = WebhookSender(resolver=resolver(table))
-        with pytest.raises(UnsafeTarget) as refused:
+        with pytest.raises(UnsafeTargetError) as refused:
             await sender.check("https://gone.test/")
         assert refused.value.code == UNRESOLVABLE
         return await post(sender, "https://gone.test/")

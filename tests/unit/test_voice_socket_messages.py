@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 from adapters.speech.loopback import LoopbackSpeech, UtteranceDecoder
 from application.calling.ports import AgentTurn
 from domain.calls import stream_token
-from entrypoints.http.voice_sockets import _relay_say, _Speaker
+from entrypoints.http.media_stream import _Speaker
+from entrypoints.http.voice_sockets import _relay_say
 
 KEY = b"k" * 32
 NOW = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from domain.webhooks.address_policy import check_address, check_host
 from domain.webhooks.targets import (
     CREDENTIALS,
     INVALID,
@@ -16,20 +17,18 @@ from domain.webhooks.targets import (
     NOT_HTTPS,
     PRIVATE_ADDRESS,
     RESERVED_ADDRESS,
-    UnsafeTarget,
-    check_address,
-    check_host,
+    UnsafeTargetError,
     parse_target,
 )
 
 
-def refusal(call, *args, **kwargs) -> UnsafeTarget:
-    with pytest.raises(UnsafeTarget) as caught:
+def refusal(call, *args, **kwargs) -> UnsafeTargetError:
+    with pytest.raises(UnsafeTargetError) as caught:
         call(*args, **kwargs)
     return caught.value
 
 
-def host_refusal(url: str, *, allow_private: bool = False) -> UnsafeTarget:
+def host_refusal(url: str, *, allow_private: bool = False) -> UnsafeTargetError:
     return refusal(check_host, parse_target(url).host, allow_private=allow_private)
 
 
@@ -252,7 +251,7 @@ def test_no_embedding_smuggles_a_non_public_ipv4_address(network, offset: int, f
     v4 = network.network_address + offset % network.num_addresses
     ip = {"plain": str(v4), "mapped": f"::ffff:{v4}", "nat64": f"64:ff9b::{v4}",
           "6to4": str(ipaddress.IPv6Address((0x2002 << 112) | (int(v4) << 80) | 1))}[form]
-    with pytest.raises(UnsafeTarget):
+    with pytest.raises(UnsafeTargetError):
         check_address(ip)
 
 
@@ -260,7 +259,7 @@ def test_no_embedding_smuggles_a_non_public_ipv4_address(network, offset: int, f
 def test_check_address_only_ever_raises_unsafe_target(text: str) -> None:
     try:
         check_address(text)
-    except UnsafeTarget:
+    except UnsafeTargetError:
         pass
 
 
@@ -268,6 +267,6 @@ def test_check_address_only_ever_raises_unsafe_target(text: str) -> None:
 def test_parse_target_only_raises_unsafe_target_and_is_idempotent(text: str, prefix: str) -> None:
     try:
         target = parse_target(prefix + text)
-    except UnsafeTarget:
+    except UnsafeTargetError:
         return
     assert parse_target(target.url) == target

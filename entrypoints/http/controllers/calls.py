@@ -12,16 +12,14 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from application.calling import batch as batch_use_case
-from application.calling.create import LIVE, CallRequest, prepare_call
-from application.calling.idempotency import Answer, run_once, save_first_time
-from application.calling.suppressions import NOT_REMEMBERED, index_of, remembered_index
+from application.calling.create import CallRequest
+from application.calling.creating import create_call
+from application.calling.idempotency import Answer, run_once
 from application.calling.lifecycle import cancel_call, owned_call
-from application.errors import FieldError, ValidationFailedError
+from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
-from domain.calls.call import Call
 from domain.calls.idempotency import body_fingerprint, is_valid_key
-from domain.calls.suppression import SuppressionIndex
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
@@ -74,37 +72,6 @@ def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallReques
     )
 
 
-CREATE = "POST /v1/calls"
-
-
-def _created(call: Call) -> dict[str, Any]:
-    return {"call_id": call.call_id, "status": call.status}
-
-
-async def _create_on_loop(container: Container, principal: Principal, request: CallRequest, key: str | None,
-                          fingerprint: str) -> Answer | None:
-    """The common create on the event loop, no thread hand-off: one query for the suppression
-    index's version, validation, and a save through the group committer. ``None`` sends the
-    request through ``run_once`` in a thread: the key was used before, or validation failed
-    while a key may hold an earlier answer to replay."""
-    calling, gate = container.calling, container.request_gate
-    if gate is None or not calling.commits_async or request.mode == LIVE:
-        return None  # live calls read the tenant's carrier credentials: in a thread
-    version = await gate.calling_version(SuppressionIndex.create_id(principal.tenant_id))
-    index = remembered_index(calling, principal.tenant_id, version)
-    if index is NOT_REMEMBERED:
-        index = await run_blocking(index_of, calling, principal.tenant_id)
-    now = calling.ports.clock()
-    try:
-        call = prepare_call(calling, principal, request, now, suppressions=index)
-    except ValidationFailedError:
-        if key is None:
-            raise
-        return None
-    return await save_first_time(calling, principal, endpoint=CREATE, key=key, fingerprint=fingerprint,
-                                 aggregates=[call], status=201, body=_created(call), now=now)
-
-
 class CallsController(Controller):
     path = "/v1/calls"
     tags = ["calls"]
@@ -114,21 +81,10 @@ class CallsController(Controller):
           summary="Create a call; it is queued and runs asynchronously")
     async def create(self, data: CallCreateRequest, container: Container, principal: Principal,
                      idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
-        calling = container.calling
-        request = _request(data)
-        key = _key(idempotency_key)
-        fingerprint = body_fingerprint(data.model_dump(mode="json"))
-        answer = await _create_on_loop(container, principal, request, key, fingerprint)
-        if answer is not None:
-            return _answer(answer)
-
-        def produce():
-            call = prepare_call(calling, principal, request, calling.ports.clock())
-            return [call], 201, _created(call)
-
-        return _answer(await run_blocking(
-            run_once, calling, principal, endpoint=CREATE, key=key, fingerprint=fingerprint, produce=produce,
-        ))
+        answer = await create_call(container.calling, principal, _request(data), key=_key(idempotency_key),
+                                   fingerprint=body_fingerprint(data.model_dump(mode="json")),
+                                   reads=container.fresh_reads, offload=run_blocking)
+        return _answer(answer)
 
     @post("/batch", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=207,
           summary="Create up to 200 calls; each item is accepted or rejected with a reason")

@@ -16,7 +16,7 @@ from domain.accounts.scopes import WEBHOOKS_READ, WEBHOOKS_WRITE
 from domain.timestamps import iso
 from domain.webhooks.delivery import STATUSES
 from domain.webhooks.endpoint import WebhookEndpoint
-from domain.webhooks.targets import UnsafeTarget
+from domain.webhooks.targets import UnsafeTargetError
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
@@ -45,7 +45,7 @@ class WebhooksController(Controller):
         try:
             async with container.webhook_poster() as poster:
                 target = await poster.check(data.url)
-        except UnsafeTarget as exc:
+        except UnsafeTargetError as exc:
             raise ValidationFailedError([(["body", "url"], exc.message, exc.code, data.url)]) from exc
         endpoint, secret = await run_blocking(endpoints.create, container.calling, principal, container.secret_box,
                                               url=target.url, description=data.description, events=events)

@@ -18,7 +18,7 @@ from eventsourcing.persistence import Tracking
 
 from adapters.kafka.envelope import check_plain_json, from_notification, message_key
 from adapters.kafka.publisher import BrokerUnavailableError, KafkaPublisher
-from projections.runner import ProjectionWorker
+from application.follower import ProjectionWorker
 
 log = structlog.get_logger(__name__)
 

@@ -1,6 +1,6 @@
 """Feeds a reactor from its application's Kafka topic as a member of the consumer group
 ``callwright.<reactor name>`` (ARCHITECTURE.md §6, scaled mode); the notification-log source is
-``projections.runner.ProjectionWorker``.
+``application.follower.ProjectionWorker``.
 
 Per batch: skip the event types the reactor does not handle, skip the event ids already recorded
 as processed, process the rest in order per partition, record each one as processed right after

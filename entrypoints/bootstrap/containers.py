@@ -1,0 +1,101 @@
+"""What a run mode is given: the applications, the ports chosen for them and the followers.
+
+Built only by the ``bootstrap_*`` functions of this package; every other module reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from psycopg_pool import AsyncConnectionPool
+
+from adapters.postgres.database import DatabaseConfig
+from application.accounts.app import Accounts
+from application.calling.app import Calling
+from application.calling.ports import SpeechEngine
+from application.follower import ProjectionWorker
+from application.ports import Clock, FreshReads, RateLimiter, SecretBox
+from application.providers.ports import Carrier
+from application.webhooks.ports import WebhookPoster
+from entrypoints.http.context import VoiceMetrics
+from entrypoints.settings import Settings
+from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
+
+WebhookPosterFactory = Callable[[], AbstractAsyncContextManager[WebhookPoster]]
+
+
+@dataclass(kw_only=True)
+class Container:
+    settings: Settings
+    clock: Clock
+    accounts: Accounts
+    calling: Calling
+    rate_limiter: RateLimiter
+    secret_box: SecretBox  # seals webhook secrets at rest
+    credential_box: SecretBox  # seals provider auth tokens at rest (its own key and purpose)
+    carrier: Carrier  # Twilio, or the API at CALLWRIGHT_TWILIO_API_BASE_URL
+    webhook_poster: WebhookPosterFactory  # a poster behind the SSRF guard, per use
+    speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
+    database: DatabaseConfig | None = None  # None: the popo backend of unit tests
+    projections: dict[str, ProjectionWorker] = field(default_factory=dict)
+    reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
+    webhook_dispatcher: WebhookDispatcher | None = None  # with the reactors
+    # Opened by the HTTP server's lifespan (``bootstrap.http.serving``), None outside it.
+    read_pool: AsyncConnectionPool | None = None
+    fresh_reads: FreshReads | None = None
+    metrics_registry: CollectorRegistry | None = None  # set by ``create_app``
+    voice_metrics: VoiceMetrics | None = None  # set by ``create_app``
+    _closers: list[Callable[[], Any]] = field(default_factory=list)
+    _background: list[Callable[[], Any]] = field(default_factory=list)
+
+    def speech_engine(self, name: str) -> SpeechEngine:
+        engine = self.speech_engines.get(name)
+        if engine is None:
+            raise LookupError(f"no speech engine {name!r}; known: {', '.join(sorted(self.speech_engines))}")
+        return engine
+
+    def on_close(self, closer: Callable[[], Any]) -> None:
+        """Run ``closer`` when the container closes (in reverse order of registration)."""
+        self._closers.append(closer)
+
+    def on_start(self, start: Callable[[], Any]) -> None:
+        """Run ``start`` with the followers (periodic jobs, the webhook dispatcher)."""
+        self._background.append(start)
+
+    def start_projections(self) -> None:
+        """Start every follower of the logs: read models, reactors and periodic jobs."""
+        for worker in [*self.projections.values(), *self.reactors.values()]:
+            worker.start()
+        for start in self._background:
+            start()
+
+    def views_current(self) -> bool:
+        """Have the views processed everything this process has saved or seen?"""
+        return all(worker.position >= worker.app.known_head for worker in self.projections.values())
+
+    def wait_for_views(self, timeout: float = 2.0) -> None:
+        """Read-your-writes: wait (bounded) until every view has processed what this process
+        saved, and what authentication saw committed before the request began."""
+        for worker in self.projections.values():
+            worker.wait(worker.app.known_head, timeout)
+
+    def stop_followers(self) -> None:
+        for worker in [*self.reactors.values(), *self.projections.values()]:
+            worker.stop()
+
+    def close(self) -> None:
+        self.stop_followers()
+        for closer in reversed(self._closers):
+            closer()
+        self.accounts.close()
+        self.calling.close()
+
+    @property
+    def conninfo(self) -> str:
+        if self.database is None:
+            raise RuntimeError("this container has no PostgreSQL (the popo backend of unit tests)")
+        return self.database.conninfo()

@@ -1,0 +1,206 @@
+"""The applications and the ports every run mode shares, chosen once from the settings.
+
+``bootstrap`` wires PostgreSQL (external or embedded) with group commit, the read models and the
+reactors (what tests build, and the base of every other mode); ``bootstrap_memory`` wires the popo
+backend for unit tests.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import structlog
+from psycopg_pool import ConnectionPool
+
+from adapters.crypto import master_key
+from adapters.crypto.passwords import ScryptPasswordHasher
+from adapters.crypto.secret_box import AesGcmSecretBox
+from adapters.crypto.sessions import JwtSessionTokens
+from adapters.email.outbox import FileOutboxEmailSender
+from adapters.memory.rate_limiter import MemoryRateLimiter
+from adapters.postgres.database import DatabaseConfig, start_embedded
+from adapters.postgres.rate_limiter import PostgresRateLimiter
+from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
+from adapters.simulated.callee import SimulatedCallee
+from adapters.speech.loopback import LoopbackSpeech
+from adapters.twilio.carrier import TwilioCarrier
+from application.accounts.app import AccountPorts, Accounts
+from application.accounts.voice import routing_for
+from application.calling.app import Calling, CallingPorts
+from application.calling.live import LivePorts
+from application.calling.ports import AgentBrain, OutcomeExtractor
+from application.commit_path import direct, grouped
+from application.ports import Clock, EmailSender, PasswordHasher
+from domain.calls.pricing import price_table
+from entrypoints.bootstrap.containers import Container
+from entrypoints.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+Agent = tuple[AgentBrain, OutcomeExtractor]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def resolve_database(settings: Settings) -> DatabaseConfig:
+    if settings.database_url:
+        return DatabaseConfig.from_url(settings.database_url)
+    return start_embedded(settings.data_dir.resolve())
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys derived from the master secret, loaded once per process."""
+
+    sessions: bytes
+    webhook_secrets: bytes
+    provider_credentials: bytes
+    voice_socket_token: bytes
+
+    @classmethod
+    def load(cls, settings: Settings) -> Keys:
+        secret, generated = master_key.load_or_create(settings.secret_key, settings.data_dir)
+        if generated:
+            log.warning("secret_key.generated", path=str(settings.data_dir / "secret.key"),
+                        hint="set CALLWRIGHT_SECRET_KEY when several machines share one database")
+        return cls(*(master_key.derive(secret, purpose) for purpose in
+                     ("session-jwt", "webhook-secrets", "provider-credentials", "voice-socket-token")))
+
+
+def _account_ports(settings: Settings, keys: Keys, clock: Clock, email: EmailSender | None,
+                   hasher: PasswordHasher | None) -> AccountPorts:
+    return AccountPorts(
+        clock=clock,
+        hasher=hasher or ScryptPasswordHasher(n=settings.scrypt_n),
+        sessions=JwtSessionTokens(keys.sessions),
+        email=email or FileOutboxEmailSender(settings.data_dir / "outbox"),
+        public_base_url=settings.base_url,
+    )
+
+
+def _agent(settings: Settings, clock: Clock) -> Agent:
+    """Anthropic when a key is configured, else the offline scripted agent."""
+    if settings.anthropic_api_key:
+        from adapters.anthropic.brain import AnthropicBrain
+        from adapters.anthropic.client import make_client
+        from adapters.anthropic.extractor import AnthropicExtractor
+
+        client = make_client(settings.anthropic_api_key, base_url=settings.anthropic_base_url)
+        model = {"model": settings.anthropic_model} if settings.anthropic_model else {}
+        return AnthropicBrain(client, clock=clock, **model), AnthropicExtractor(client, clock=clock, **model)
+    return ScriptedBrain(), ScriptedExtractor()
+
+
+def _calling_ports(settings: Settings, clock: Clock, agent: Agent | None, accounts: Accounts) -> CallingPorts:
+    brain, extractor = agent or _agent(settings, clock)
+    return CallingPorts(
+        voice_routing=functools.partial(routing_for, accounts),  # Calling reads Accounts only through this
+        clock=clock,
+        brain=brain,
+        extractor=extractor,
+        callee=SimulatedCallee,
+        prices=price_table(settings.engine_profiles),
+        simulated_from_number=settings.simulated_from_number,
+        max_call_seconds=settings.max_call_seconds,
+    )
+
+
+def _live_ports(settings: Settings, keys: Keys, carrier: TwilioCarrier, credential_box: AesGcmSecretBox) -> LivePorts:
+    """Live calls: the carrier, the token key of the voice sockets and the engine profiles."""
+    if not settings.public_base_url:
+        log.info("public_base_url.unset", base_url=settings.base_url,
+                 hint="set CALLWRIGHT_PUBLIC_BASE_URL to the https address the carrier reaches for live calls")
+    return LivePorts(
+        carrier=carrier, credentials=credential_box, token_key=keys.voice_socket_token, base_url=settings.base_url,
+        profiles=settings.engine_profiles, record_calls=settings.record_calls,
+        token_seconds=settings.stream_token_seconds,
+    )
+
+
+def _webhook_poster(settings: Settings) -> Any:
+    def poster() -> Any:
+        from adapters.webhooks.sender import WebhookSender
+
+        return WebhookSender(allow_private=settings.webhook_allow_private, allow_http=settings.webhook_allow_http,
+                             timeout=min(10.0, settings.webhook_timeout_seconds))
+
+    for flag in ("webhook_allow_private", "webhook_allow_http"):
+        if getattr(settings, flag):
+            log.warning(f"{flag}.enabled", hint=f"CALLWRIGHT_{flag.upper()} is for local development only: "
+                        "webhooks may reach private addresses or go unencrypted")
+    return poster
+
+
+def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: EmailSender | None,
+               hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool) -> Container:
+    keys = Keys.load(settings)
+    commits = grouped if grouped_commits else direct
+    accounts = Accounts(env, ports=_account_ports(settings, keys, clock, email, hasher), commits=commits)
+    carrier = TwilioCarrier(settings.twilio_api_base_url)
+    if settings.twilio_api_base_url:
+        log.warning("twilio_api_base_url.set", url=settings.twilio_api_base_url,
+                    hint="carrier requests go to this server, not to Twilio")
+    credential_box = AesGcmSecretBox(keys.provider_credentials, purpose="provider-auth-token")
+    calling = Calling(env, ports=_calling_ports(settings, clock, agent, accounts),
+                      live=_live_ports(settings, keys, carrier, credential_box), commits=commits)
+    return Container(
+        settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=MemoryRateLimiter(),
+        secret_box=AesGcmSecretBox(keys.webhook_secrets, purpose="webhook-secret"), credential_box=credential_box,
+        carrier=carrier, webhook_poster=_webhook_poster(settings),
+        speech_engines={LoopbackSpeech.name: LoopbackSpeech()},
+    )
+
+
+def bootstrap(
+    settings: Settings,
+    *,
+    database: DatabaseConfig | None = None,
+    clock: Clock = utc_now,
+    email: EmailSender | None = None,
+    hasher: PasswordHasher | None = None,
+    agent: Agent | None = None,
+    projections: bool = True,
+    reactors: bool = True,
+) -> Container:
+    """``projections``: the read models follow the logs in this process; ``reactors`` (with them):
+    so do the reactors, the webhook dispatcher and the reconciler (off for an API process when
+    workers consume from Kafka)."""
+    from entrypoints.bootstrap.followers import add_followers
+
+    database = database or resolve_database(settings)
+    database.ensure_schema()
+    env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
+    container = _container(settings, env, clock=clock, email=email, hasher=hasher, agent=agent, grouped_commits=True)
+    container.database = database
+    pool = ConnectionPool(database.conninfo(), min_size=1, max_size=8, open=True, kwargs={"autocommit": True})
+    container.on_close(pool.close)
+    limiter = PostgresRateLimiter(pool)
+    limiter.create_table()
+    container.rate_limiter = limiter
+    if projections:
+        add_followers(container, env, pool, reactors=reactors)
+    return container
+
+
+def bootstrap_memory(
+    settings: Settings | None = None,
+    *,
+    clock: Clock = utc_now,
+    email: EmailSender | None = None,
+    hasher: PasswordHasher | None = None,
+    agent: Agent | None = None,
+) -> Container:
+    """The popo backend, for unit tests only (no projections, no reactors, no SQL)."""
+    return _container(settings or Settings(), {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, email=email,
+                      hasher=hasher, agent=agent, grouped_commits=False)
+
+
+def bootstrap_cli(settings: Settings) -> Container:
+    """One-shot operator commands (``callwright admin …``): the applications on the server's
+    database, no followers; e-mails to the outbox under the data directory."""
+    return bootstrap(settings, projections=False)

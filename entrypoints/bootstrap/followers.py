@@ -1,0 +1,125 @@
+"""The followers of the notification logs: read models, reactors, the webhook dispatcher and the
+periodic jobs, each leader of its advisory lock across processes."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from eventsourcing.postgres import PostgresFactory
+from psycopg_pool import ConnectionPool
+
+from adapters.postgres.advisory_lock import AdvisoryLock
+from adapters.scripted.brain import ScriptedBrain
+from application.boundary import BoundaryApplication
+from application.follower import ProjectionWorker
+from entrypoints.bootstrap.containers import Container
+from entrypoints.workers import periodic
+from entrypoints.workers.call_runner import CallRunner
+from entrypoints.workers.live_settler import LiveSettler
+from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
+from entrypoints.workers.webhook_scheduler import WebhookScheduler
+from projections.api_keys.projection import ApiKeysProjection
+from projections.api_keys.view import ApiKeysView
+from projections.audit_events.projection import AuditEventsProjection
+from projections.audit_events.view import AuditEventsView
+from projections.calls_list.projection import CallsListProjection
+from projections.calls_list.view import CallsListView
+from projections.suppressions.projection import SuppressionsProjection
+from projections.suppressions.view import SuppressionsView
+from projections.view import ReactorTracking
+from projections.voice_model_stats.projection import VoiceModelStatsProjection
+from projections.voice_model_stats.view import VoiceModelStatsView
+from projections.webhook_deliveries.projection import WebhookDeliveriesProjection
+from projections.webhook_deliveries.queries import due_deliveries
+from projections.webhook_deliveries.view import WebhookDeliveriesView
+
+# Simulated conversations with the scripted brain are pure Python, so more threads than the
+# machine's cores only take the GIL from the request handlers (docs/decisions.md 29).
+SCRIPTED_SIMULATIONS = 2
+
+# A reactor's application, and how to build it given its tracking (a tracking recorder on the
+# notification log, processed event ids on Kafka).
+ReactorFactory = tuple[BoundaryApplication, Callable[[Any], Any]]
+
+
+def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
+    """Every reactor, by name."""
+
+    def hint(scheduled: Any) -> None:
+        if container.webhook_dispatcher is not None:
+            container.webhook_dispatcher.hint(scheduled)
+
+    calling = container.calling
+    simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
+    return {
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
+        LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
+        WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
+            calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
+    }
+
+
+def follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
+             tracking: Any, handles: tuple[type, ...] | None) -> ProjectionWorker:
+    lock = None
+    if container.database:
+        # Advisory locks are per database, not per schema: name the schema so that services
+        # sharing one database in separate schemas do not stand by for each other.
+        lock = AdvisoryLock(container.database.conninfo(), f"follower:{container.database.schema}:{name}")
+    worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock, handles=handles)
+    app.on_saved(worker.poke)
+    return worker
+
+
+def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool) -> None:
+    factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
+    container.on_close(factory.close)
+    views: list[tuple[BoundaryApplication, Any, Any]] = [
+        (container.accounts, AuditEventsView, AuditEventsProjection),
+        (container.accounts, ApiKeysView, ApiKeysProjection),
+        (container.calling, SuppressionsView, SuppressionsProjection),
+        (container.calling, CallsListView, CallsListProjection),
+        (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
+        (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),
+    ]
+    for app, view_class, projection_class in views:
+        view = view_class(factory.datastore)
+        view.create_table()
+        projection = projection_class(view)
+        container.projections[projection.name] = follower(container, app, projection.name, projection.process_event,
+                                                          view, projection.handles)
+    settings = container.settings
+    _periodic(container, periodic.watchdog(container.calling, container.conninfo, settings.max_call_seconds))
+    if not reactors:
+        return
+    _add_dispatcher(container, pool)
+    _periodic(container, periodic.reconciler(container.calling, container.conninfo, settings.reconcile_after_seconds))
+    for name, (app, build) in reactor_factories(container).items():
+        tracking = ReactorTracking(factory.datastore, tracking_table_name=f"{name}_tracking")
+        tracking.create_table()
+        reactor = build(tracking)
+        close = getattr(reactor, "close", None)
+        if close is not None:
+            container.on_close(close)
+        container.reactors[name] = follower(container, app, name, reactor.process_event, tracking, reactor.handles)
+
+
+def _periodic(container: Container, job: periodic.PeriodicJob) -> None:
+    container.on_start(job.start)
+    container.on_close(job.stop)
+
+
+def _add_dispatcher(container: Container, pool: ConnectionPool) -> None:
+    """The webhook dispatcher: attempts what ``webhook_deliveries_v1`` shows due, leased."""
+    timeout = min(10.0, container.settings.webhook_timeout_seconds)
+    dispatcher = WebhookDispatcher(container.calling, container.secret_box, container.webhook_poster,
+                                   lambda now: due_deliveries(pool, now),
+                                   owner=f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}",
+                                   lease=timedelta(seconds=3 * timeout + 1))
+    container.webhook_dispatcher = dispatcher
+    container.on_start(dispatcher.start)
+    container.on_close(dispatcher.stop)  # closers run in reverse: before the pools it uses

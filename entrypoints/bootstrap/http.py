@@ -1,0 +1,58 @@
+"""What the HTTP server adds while it runs: the async read pool, the request gate (the hot path's
+coalesced reads) and the loop's commit path over the binary event appender."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from psycopg_pool import AsyncConnectionPool
+
+from adapters.postgres.event_appender import AsyncEventAppender
+from adapters.postgres.request_gate import RequestGate
+from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.core import bootstrap
+from entrypoints.settings import Settings
+
+
+def bootstrap_http(settings: Settings) -> Container:
+    """``callwright serve``: with Kafka (``CALLWRIGHT_KAFKA_BOOTSTRAP``), the reactors and the
+    webhook dispatcher run in ``callwright worker`` processes instead."""
+    reactors = not os.environ.get("CALLWRIGHT_KAFKA_BOOTSTRAP", "").strip()
+    return bootstrap(settings, reactors=reactors)
+
+
+@asynccontextmanager
+async def serving(container: Container, *, owns_container: bool, start_followers: bool) -> AsyncIterator[None]:
+    """The HTTP app's lifespan: open what the requests use, start the followers, and on the way
+    out let commits already handed to the loop land before anything closes."""
+    database = container.database
+    assert database is not None, "the HTTP app needs PostgreSQL"
+    pool = AsyncConnectionPool(database.conninfo(), min_size=1, max_size=10, open=False, kwargs={"autocommit": True})
+    await pool.open(wait=True, timeout=30)
+    container.read_pool = pool
+    container.fresh_reads = RequestGate(
+        pool, schema=database.schema, accounts_events=container.accounts.recorder.events_table_name,
+        calling_events=container.calling.recorder.events_table_name,
+    )
+    calling = container.calling
+    appender = AsyncEventAppender(pool, schema=database.schema, table=calling.recorder.events_table_name)
+    await appender.create_function()
+    calling.commits.attach_loop(appender.append)
+    if start_followers:
+        container.start_projections()
+    try:
+        yield
+    finally:
+        # New commits go back to the thread committer; the loop keeps running (and the pool
+        # stays open) while the followers stop, so commits already handed to it still land.
+        calling.commits.detach_loop()
+        container.fresh_reads = None
+        if owns_container:
+            await asyncio.to_thread(container.close)
+        else:
+            await asyncio.to_thread(lambda: [worker.stop() for worker in container.projections.values()])
+        await pool.close()
+        container.read_pool = None

@@ -1,0 +1,69 @@
+"""Periodic jobs that keep every call moving (ARCHITECTURE.md §7): the watchdog fails calls stuck
+past their maximum duration, the reconciler asks the carrier about live calls gone quiet.
+
+Each runs on a thread of its own, started with the followers and stopped with the container; a
+failing round is reported and the next one runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+
+import structlog
+
+from application.calling.app import Calling
+from application.calling.lifecycle import fail_overdue
+from application.calling.reconcile import reconcile
+from projections.calls_list.overdue import overdue_call_ids, running_live_call_ids
+
+log = structlog.get_logger(__name__)
+
+INTERVAL_SECONDS = 5.0
+
+
+class PeriodicJob:
+    def __init__(self, name: str, interval: float, job: Callable[[], None]) -> None:
+        self.name = name
+        self.interval = interval
+        self.job = job
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"call-{name}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.job()
+            except Exception as exc:
+                log.error(f"{self.name}.failed", error=type(exc).__name__, exc_info=exc)
+
+
+def watchdog(calling: Calling, conninfo: str, max_call_seconds: int, interval: float = INTERVAL_SECONDS) -> PeriodicJob:
+    """Every few seconds, end calls stuck past their maximum duration (``timeout``)."""
+
+    def job() -> None:
+        ids = overdue_call_ids(conninfo, calling.ports.clock(), max_call_seconds)
+        if ids:
+            log.warning("watchdog.timeouts", calls=fail_overdue(calling, ids))
+
+    return PeriodicJob("watchdog", interval, job)
+
+
+def reconciler(calling: Calling, conninfo: str, after_seconds: float, interval: float = INTERVAL_SECONDS) -> PeriodicJob:
+    """Every few seconds, ask the carrier about live calls that have been quiet too long."""
+    after = timedelta(seconds=after_seconds)
+
+    def job() -> None:
+        ids = running_live_call_ids(conninfo, calling.ports.clock() - after)
+        moved = reconcile(calling, ids, after) if ids else []
+        if moved:
+            log.warning("reconciler.settled", calls=moved)
+
+    return PeriodicJob("reconciler", min(interval, max(0.5, after.total_seconds() / 2)), job)
