@@ -200,7 +200,7 @@ def bootstrap_memory(
                       hasher=hasher, agent=agent, grouped_commits=False)
 
 
-def bootstrap_cli(settings: Settings) -> Container:
+def bootstrap_cli(settings: Settings, **options: Any) -> Container:
     """One-shot operator commands (``callwright admin …``): the applications on the server's
     database, no followers; e-mails to the outbox under the data directory."""
-    return bootstrap(settings, projections=False)
+    return bootstrap(settings, projections=False, **options)

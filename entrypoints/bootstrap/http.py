@@ -7,6 +7,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -17,11 +18,12 @@ from entrypoints.bootstrap.core import bootstrap
 from entrypoints.settings import Settings
 
 
-def bootstrap_http(settings: Settings) -> Container:
+def bootstrap_http(settings: Settings, **options: Any) -> Container:
     """``callwright serve``: with Kafka (``CALLWRIGHT_KAFKA_BOOTSTRAP``), the reactors and the
-    webhook dispatcher run in ``callwright worker`` processes instead."""
+    webhook dispatcher run in ``callwright worker`` processes instead. ``options`` go to
+    ``bootstrap`` (a test's database, clock, ...)."""
     reactors = not os.environ.get("CALLWRIGHT_KAFKA_BOOTSTRAP", "").strip()
-    return bootstrap(settings, reactors=reactors)
+    return bootstrap(settings, reactors=reactors, **options)
 
 
 @asynccontextmanager

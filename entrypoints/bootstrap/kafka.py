@@ -26,10 +26,10 @@ RELAY_TRACKING_TABLE = "kafka_relay_tracking"
 
 
 def bootstrap_worker(settings: Settings, kafka: KafkaSettings | None, *, projections: bool = True,
-                     reactors: bool = True) -> tuple[Container, Workers]:
+                     reactors: bool = True, **options: Any) -> tuple[Container, Workers]:
     """``callwright worker``: the read models and the reactors without HTTP; the reactors consume
     from Kafka when ``kafka`` is given, else they follow the notification log."""
-    container = bootstrap(settings)
+    container = bootstrap(settings, **options)
     fed = Workers()
     if not reactors:
         container.reactors.clear()
@@ -40,9 +40,9 @@ def bootstrap_worker(settings: Settings, kafka: KafkaSettings | None, *, project
     return container, fed
 
 
-def bootstrap_relay(settings: Settings, kafka: KafkaSettings) -> tuple[Container, Workers]:
+def bootstrap_relay(settings: Settings, kafka: KafkaSettings, **options: Any) -> tuple[Container, Workers]:
     """``callwright relay``: the applications (no followers) and one relay per application."""
-    container = bootstrap(settings, projections=False)
+    container = bootstrap(settings, projections=False, **options)
     return container, relays(container, kafka)
 
 

@@ -1,0 +1,109 @@
+"""Each run mode's container (entrypoints/bootstrap): what it follows, what it commits through, and
+which ports it was given at construction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.postgres.database import DatabaseConfig
+from adapters.postgres.rate_limiter import PostgresRateLimiter
+from application.calling.live import LivePorts
+from entrypoints.bootstrap import (
+    Container,
+    bootstrap,
+    bootstrap_cli,
+    bootstrap_http,
+    bootstrap_memory,
+    bootstrap_relay,
+    bootstrap_worker,
+)
+from entrypoints.settings import Settings
+from entrypoints.workers.kafka_mode import KafkaSettings
+from tests.conftest import FAST_HASHER
+from tests.fakes.clock import FakeClock
+
+REACTORS = {"call_runner", "live_settler", "webhook_scheduler"}
+VIEWS = {"audit_events_v1", "api_keys_v1", "suppressions_v1", "calls_list_v1", "webhook_deliveries_v1",
+         "voice_model_stats_v1"}
+
+
+@pytest.fixture
+def opened(db: DatabaseConfig) -> Iterator[list[Container]]:
+    built: list[Container] = []
+    yield built
+    for container in built:
+        container.close()
+
+
+def options(db: DatabaseConfig) -> dict[str, object]:
+    return {"database": db, "clock": FakeClock(), "hasher": FAST_HASHER}
+
+
+def test_the_test_mode_follows_every_log_and_commits_in_groups(settings: Settings, db: DatabaseConfig,
+                                                              opened: list[Container]) -> None:
+    container = bootstrap(settings, **options(db))
+    opened.append(container)
+    assert set(container.projections) == VIEWS and set(container.reactors) == REACTORS
+    assert container.webhook_dispatcher is not None
+    assert container.calling.commits.asynchronous and container.accounts.commits.asynchronous
+    assert isinstance(container.rate_limiter, PostgresRateLimiter)
+    assert isinstance(container.calling.live, LivePorts)  # given at construction, not patched in
+
+
+def test_the_http_mode_leaves_reactors_to_kafka_workers_when_kafka_is_configured(
+        settings: Settings, db: DatabaseConfig, opened: list[Container], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLWRIGHT_KAFKA_BOOTSTRAP", "127.0.0.1:9")
+    container = bootstrap_http(settings, **options(db))
+    opened.append(container)
+    assert set(container.projections) == VIEWS and container.reactors == {}
+    assert container.webhook_dispatcher is None
+    assert container.fresh_reads is None and container.read_pool is None  # opened by the server's lifespan
+
+
+def test_the_worker_mode_can_run_only_the_read_models(settings: Settings, db: DatabaseConfig,
+                                                      opened: list[Container]) -> None:
+    container, fed = bootstrap_worker(settings, None, reactors=False, **options(db))
+    opened.append(container)
+    assert set(container.projections) == VIEWS and container.reactors == {} and fed.sources == {}
+
+
+def test_the_relay_mode_follows_no_view_and_relays_both_logs(settings: Settings, db: DatabaseConfig,
+                                                             opened: list[Container]) -> None:
+    container, relays = bootstrap_relay(settings, KafkaSettings(bootstrap="127.0.0.1:9"), **options(db))
+    opened.append(container)
+    try:
+        assert container.projections == {} and container.reactors == {}
+        assert set(relays.sources) == {"kafka_relay.accounts", "kafka_relay.calling"}
+    finally:
+        relays.stop()
+
+
+def test_the_cli_mode_has_the_applications_and_no_followers(settings: Settings, db: DatabaseConfig,
+                                                            opened: list[Container]) -> None:
+    container = bootstrap_cli(settings, **options(db))
+    opened.append(container)
+    assert container.projections == {} and container.reactors == {} and container.webhook_dispatcher is None
+
+
+def test_the_memory_mode_commits_directly_on_popo(settings: Settings) -> None:
+    container = bootstrap_memory(settings, hasher=FAST_HASHER)
+    try:
+        assert container.database is None and not container.calling.commits.asynchronous
+        with pytest.raises(RuntimeError):
+            _ = container.conninfo
+    finally:
+        container.close()
+
+
+def test_the_master_key_is_read_once_per_container(settings: Settings, db: DatabaseConfig, opened: list[Container],
+                                                  monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from adapters.crypto import master_key
+
+    loads: list[object] = []
+    original = master_key.load_or_create
+    monkeypatch.setattr(master_key, "load_or_create", lambda *a, **k: loads.append(a) or original(*a, **k))
+    opened.append(bootstrap(settings, **options(db)))
+    assert len(loads) == 1
