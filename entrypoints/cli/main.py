@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -96,16 +97,8 @@ def worker(
         "worker.starting", projections=sorted(container.projections),
         reactors_from_log=sorted(container.reactors), reactors_from_kafka=sorted(fed.sources),
         kafka=kafka.bootstrap if kafka and fed.sources else None)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
-        container.start_projections()
-        fed.start()
-        stop.wait()
-    finally:
-        fed.stop()
-        container.close()
+    _run_until_signalled(lambda: (container.start_projections(), fed.start()),
+                         lambda: (fed.stop(), container.close()))
 
 
 @app.command()
@@ -131,15 +124,19 @@ def relay(data_dir: DataDirOpt = None) -> None:
         "relay.starting", kafka=kafka.bootstrap,
         topics=[kafka.topic(app) for app in (container.accounts, container.calling)],
         hint="one relay per application leads; other copies stand by")
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    _run_until_signalled(workers.start, lambda: (workers.stop(), container.close()))
+
+
+def _run_until_signalled(start: Callable[[], object], stop: Callable[[], object]) -> None:
+    """``start``, then wait for SIGTERM or SIGINT, then ``stop`` (also when ``start`` failed)."""
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
     try:
-        workers.start()
-        stop.wait()
+        start()
+        stopping.wait()
     finally:
-        workers.stop()
-        container.close()
+        stop()
 
 
 def _accounts_container():
