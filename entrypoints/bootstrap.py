@@ -30,6 +30,7 @@ from application.accounts.app import AccountPorts, Accounts
 from application.accounts.voice import routing_for
 from application.boundary import BoundaryApplication
 from application.calling.app import Calling, CallingPorts
+from application.calling.carrier_reports import CarrierEdge
 from application.calling.ports import AgentBrain, OutcomeExtractor
 from application.ports import Clock, EmailSender, PasswordHasher, RateLimiter
 from domain.calls.pricing import price_table
@@ -74,6 +75,7 @@ class Container:
     webhook_poster: Any = None  # () -> application.webhooks.ports.WebhookPoster, behind the SSRF guard
     webhook_dispatcher: Any = None  # entrypoints.workers.webhook_dispatcher.WebhookDispatcher, with the followers
     carrier: Any = None  # application.providers.ports.Carrier (Twilio, or the API at twilio_api_base_url)
+    carrier_edge: CarrierEdge | None = None  # the carrier's callbacks: signatures, reports, TwiML
     credential_box: Any = None  # seals provider auth tokens at rest (its own key and purpose)
     speech_engines: dict[str, Any] = field(default_factory=dict)  # SpeechEngine by profile ``speech`` name
     _closers: list[Callable[[], Any]] = field(default_factory=list)
@@ -215,6 +217,7 @@ def _add_webhook_ports(container: Container) -> None:
 
 def _add_provider_ports(container: Container) -> None:
     from adapters.crypto.secret_box import AesGcmSecretBox
+    from adapters.twilio.callbacks import TwilioEdge
     from adapters.twilio.carrier import TwilioCarrier
 
     settings = container.settings
@@ -222,6 +225,7 @@ def _add_provider_ports(container: Container) -> None:
     container.credential_box = AesGcmSecretBox(master_key.derive(secret, "provider-credentials"),
                                                purpose="provider-auth-token")
     container.carrier = TwilioCarrier(settings.twilio_api_base_url)
+    container.carrier_edge = TwilioEdge()
     _add_live_ports(container, secret)
     if settings.twilio_api_base_url:
         log.warning("twilio_api_base_url.set", url=settings.twilio_api_base_url,
@@ -236,7 +240,7 @@ def _add_live_ports(container: Container, secret: bytes) -> None:
 
     settings = container.settings
     container.calling.live = LivePorts(
-        carrier=container.carrier, credentials=container.credential_box,
+        carrier=container.carrier, edge=container.carrier_edge, credentials=container.credential_box,
         token_key=master_key.derive(secret, "voice-socket-token"), base_url=settings.base_url,
         profiles=settings.engine_profiles, record_calls=settings.record_calls,
         token_seconds=settings.stream_token_seconds,
