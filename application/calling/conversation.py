@@ -138,5 +138,5 @@ class LiveConversation:
         if number is None or not number.transfer_destinations:
             return
         transfers.start_transfer(self.calling, self.call_id,
-                            [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
-                            number.transfer_max_attempts, turn.transfer_brief)
+                                 [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
+                                 number.transfer_max_attempts, turn.transfer_brief)
