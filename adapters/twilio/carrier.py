@@ -13,9 +13,9 @@ from datetime import datetime
 import requests
 from twilio.base.exceptions import TwilioException, TwilioRestException
 from twilio.http.http_client import TwilioHttpClient
-from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
+from adapters.twilio.words import answered_by, call_status
 from application.providers.ports import (
     AccountAccess,
     CarrierAccount,
@@ -111,9 +111,6 @@ class TwilioCarrier:
                                                             start_time_after=since.date(), limit=50))
         return [_carrier_call(call) for call in reversed(found)]
 
-    def valid_signature(self, auth_token: str, url: str, params: list[tuple[str, str]], signature: str) -> bool:
-        return bool(signature) and RequestValidator(auth_token).validate(url, _MultiValues(params), signature)
-
     def _calls(self, account: AccountAccess, action):  # type: ignore[no-untyped-def]
         api = self.client(account.account_sid, account.auth_token).api.v2010.accounts(account.account_sid)
         try:
@@ -133,23 +130,13 @@ class TwilioCarrier:
             raise CarrierUnreachableError(f"unexpected carrier answer ({type(exc).__name__})") from None
 
 
-class _MultiValues(dict):  # type: ignore[type-arg]
-    """Form pairs with repeated keys kept, in the shape ``RequestValidator`` reads (``getall``)."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        super().__init__()
-        for key, value in pairs:
-            self.setdefault(key, []).append(value)
-
-    def getall(self, key: str) -> list[str]:
-        return list(self[key])
-
-
 def _carrier_call(call) -> CarrierCall:  # type: ignore[no-untyped-def]
+    """The SDK's call record in the service's words (an undocumented status stays ``unknown``: not final)."""
     duration = getattr(call, "duration", None)
-    return CarrierCall(sid=str(call.sid), status=str(call.status),
+    verdict = getattr(call, "answered_by", None)
+    return CarrierCall(sid=str(call.sid), status=call_status(str(call.status)),
                        duration_seconds=int(duration) if duration not in (None, "") else None,
-                       answered_by=getattr(call, "answered_by", None))
+                       answered_by=answered_by(verdict) if verdict else None)
 
 
 def _refusal(exc: TwilioRestException) -> Exception:

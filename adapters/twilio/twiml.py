@@ -1,33 +1,42 @@
-"""TwiML documents for the instructions the live-call use cases give the carrier."""
+"""TwiML documents for the instructions the live-call use cases give the carrier, built with the
+``twilio`` library's ``VoiceResponse`` (its escaping and attribute spelling, not ours)."""
 
 from __future__ import annotations
 
-from xml.sax.saxutils import quoteattr, escape
+from twilio.twiml.voice_response import VoiceResponse
 
 from application.calling.instructions import ConnectVoice, Dial, Hangup, Instruction, Say
 
-
-def _params(parameters: dict[str, str]) -> str:
-    return "".join(f"<Parameter name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in parameters.items())
+MEDIA_TYPE = "application/xml"
 
 
-def _verb(instruction: Instruction) -> str:
+def _connect(response: VoiceResponse, instruction: ConnectVoice) -> None:
+    connect = response.connect()
+    if instruction.transport == "relay":
+        socket = connect.conversation_relay(url=instruction.socket_url, language=instruction.language,
+                                            voice=instruction.voice, dtmf_detection=True, interruptible=True)
+    else:
+        socket = connect.stream(url=instruction.socket_url)
+    for name, value in instruction.parameters.items():
+        socket.parameter(name=name, value=value)
+
+
+def _add(response: VoiceResponse, instruction: Instruction) -> None:
     if isinstance(instruction, ConnectVoice):
-        if instruction.transport == "relay":
-            attrs = (f" url={quoteattr(instruction.socket_url)} language={quoteattr(instruction.language)}"
-                     f" voice={quoteattr(instruction.voice)} dtmfDetection=\"true\" interruptible=\"true\"")
-            return f"<Connect><ConversationRelay{attrs}>{_params(instruction.parameters)}</ConversationRelay></Connect>"
-        return f"<Connect><Stream url={quoteattr(instruction.socket_url)}>{_params(instruction.parameters)}</Stream></Connect>"
-    if isinstance(instruction, Dial):
-        return (f"<Dial action={quoteattr(instruction.action_url)} method=\"POST\" timeout=\"{instruction.ring_seconds}\">"
-                f"<Number>{escape(instruction.number)}</Number></Dial>")
-    if isinstance(instruction, Say):
-        return f"<Say>{escape(instruction.text)}</Say>"
-    if isinstance(instruction, Hangup):
-        return "<Hangup/>"
-    raise TypeError(f"no TwiML for {type(instruction).__name__}")
+        _connect(response, instruction)
+    elif isinstance(instruction, Dial):
+        response.dial(action=instruction.action_url, method="POST",
+                      timeout=instruction.ring_seconds).number(instruction.number)
+    elif isinstance(instruction, Say):
+        response.say(instruction.text)
+    elif isinstance(instruction, Hangup):
+        response.hangup()
+    else:
+        raise TypeError(f"no TwiML for {type(instruction).__name__}")
 
 
 def render(*instructions: Instruction) -> str:
-    body = "".join(_verb(i) for i in instructions)
-    return f'<?xml version="1.0" encoding="UTF-8"?><Response>{body}</Response>'
+    response = VoiceResponse()
+    for instruction in instructions:
+        _add(response, instruction)
+    return str(response.to_xml())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from application.calling import live
+from application.calling import live, transfers
 from application.calling.app import Calling
 from application.calling.ports import AgentSession, AgentTurn
 from application.calling.runner import brief_for, clean, mask_keys
@@ -137,6 +137,6 @@ class LiveConversation:
         number = self._number
         if number is None or not number.transfer_destinations:
             return
-        live.start_transfer(self.calling, self.call_id,
-                            [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
-                            number.transfer_max_attempts, turn.transfer_brief)
+        transfers.start_transfer(self.calling, self.call_id,
+                                 [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
+                                 number.transfer_max_attempts, turn.transfer_brief)

@@ -8,10 +8,9 @@ The call id derives from the carrier's call id, so a repeated callback finds the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from application.calling import live
+from application.calling import callbacks
 from application.calling.app import Calling
+from application.calling.carrier_reports import InboundCallReport, SignedCallback
 from application.calling.instructions import Hangup, Instruction
 from application.errors import ConflictError
 from application.numbers.lookups import number_for_e164
@@ -26,19 +25,18 @@ def inbound_call_id(carrier_sid: str) -> str:
     return ids.to_public(ids.CALL, ids.deterministic("inbound-call", carrier_sid))
 
 
-def answer(calling: Calling, url: str, pairs: Sequence[tuple[str, str]], signature: str | None) -> list[Instruction]:
-    form = dict(reversed(list(pairs)))  # the first value of each key
-    number = number_for_e164(calling, form.get("To") or "")
-    carrier_sid = form.get("CallSid") or ""
-    if number is None or not carrier_sid or not live.signed_by_tenant(calling, number.tenant_id, url, pairs, signature):
-        raise live.refused_callback()
+def answer(calling: Calling, report: InboundCallReport, callback: SignedCallback) -> list[Instruction]:
+    number = number_for_e164(calling, report.to)
+    carrier_sid = report.carrier_sid
+    if number is None or not carrier_sid or not callbacks.signed_by_tenant(calling, number.tenant_id, callback):
+        raise callbacks.refused_callback()
     call_id = inbound_call_id(carrier_sid)
     call = calling.find(Call, Call.create_id(call_id))
     if call is None:
-        call = _record(calling, number, call_id, carrier_sid, form.get("From") or "")
+        call = _record(calling, number, call_id, carrier_sid, report.from_number)
     if call is None:
         return [Hangup()]
-    return live.voice_instructions(calling, call, number_id=number.number_id)
+    return callbacks.voice_instructions(calling, call, number_id=number.number_id)
 
 
 def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, caller: str) -> Call | None:

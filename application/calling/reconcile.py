@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from application.calling import live
+from application.calling import callbacks, live
 from application.calling.app import Calling
+from application.calling.carrier_reports import FINAL_STATUSES, CallStatusReport, MachineVerdict
 from application.providers.ports import CarrierCall, CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
-
-FINAL = ("completed", "busy", "no-answer", "failed", "canceled")
 
 
 def reconcile(calling: Calling, call_ids: Iterable[str], after: timedelta) -> list[str]:
@@ -69,16 +68,16 @@ def _one(calling: Calling, call_id: str, after: timedelta) -> bool:
 
 
 def _apply(calling: Calling, call_id: str, seen: CarrierCall) -> bool:
-    if seen.status not in FINAL:
+    if seen.status not in FINAL_STATUSES:
         return False
     call = calling.find(Call, Call.create_id(call_id))
     if call is None or call.is_terminal:
         return False
-    form = {"CallStatus": seen.status, "CallDuration": str(seen.duration_seconds or 0)}
     if seen.answered_by and call.answered_by is None and call.amd_requested:
-        live.status_changed(calling, call, {"AnsweredBy": seen.answered_by})
+        callbacks.status_reported(calling, call, MachineVerdict(answered_by=seen.answered_by))
         call = calling.find(Call, Call.create_id(call_id)) or call
-    live.status_changed(calling, call, form)
+    callbacks.status_reported(calling, call, CallStatusReport(status=seen.status, final=True,
+                                                              duration_seconds=seen.duration_seconds or 0))
     return True
 
 

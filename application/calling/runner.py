@@ -13,7 +13,7 @@ from application.calling.app import Calling
 from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
-from domain.calls.call import AGENT, CALLEE, Call, CallStateError, abandon_code
+from domain.calls.call import AGENT, CALLEE, Call, CallStateError
 from domain.calls.outcome_schema import compile_schema
 from domain.errors import OutcomeInvalidError
 
@@ -67,15 +67,8 @@ def run(calling: Calling, call: Call) -> None:
 def _converse(calling: Calling, call: Call) -> None:
     ports = calling.ports
     simulation = call.simulation or {}
-    answered_by = simulation.get("answered_by") or "human"
-    if not call.answer(answered_by, ports.clock()):
-        # SPEC.md answering-machine rule: abandon with no audio spent and no message left.
-        call.fail(abandon_code(answered_by), f"answered by {answered_by}; the call was abandoned", ports.clock())
-        calling.commit(call)
-        return
-    if answered_by == "no_answer":
-        call.fail("no_answer", "nobody answered", ports.clock())
-        calling.commit(call)
+    if not call.machine_verdict(simulation.get("answered_by") or "human", ports.clock()):
+        calling.commit(call)  # abandoned by the answering-machine rule, or nobody answered
         return
     brief = brief_for(call)
     callee = ports.callee(simulation.get("facts"), simulation.get("persona"))

@@ -1,5 +1,5 @@
 """What the provider and live-call use cases need from outside: a carrier that checks an account's
-credentials, places and ends calls, looks them up, and signs its callbacks."""
+credentials, places and ends calls and looks them up (its callbacks: ``calling.carrier_reports``)."""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ class CarrierCall:
     """The carrier's view of a call (for reconciliation)."""
 
     sid: str
-    status: str  # queued, initiated, ringing, in-progress, completed, busy, no-answer, failed, canceled
+    status: str  # carrier_reports.PROGRESS_STATUSES or FINAL_STATUSES, ``unknown`` for anything else
     duration_seconds: int | None
-    answered_by: str | None
+    answered_by: str | None  # carrier_reports.ANSWERED_BY
 
 
 class Carrier(Protocol):
@@ -79,8 +79,4 @@ class Carrier(Protocol):
 
     def find_call(self, account: AccountAccess, to: str, from_number: str, since: datetime) -> list[CarrierCall]:
         """Calls to ``to`` from ``from_number`` created at or after ``since`` (oldest first)."""
-        ...
-
-    def valid_signature(self, auth_token: str, url: str, params: list[tuple[str, str]], signature: str) -> bool:
-        """Did the carrier sign this callback (``url`` exactly as requested, every form pair)?"""
         ...

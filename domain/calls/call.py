@@ -36,6 +36,15 @@ def abandon_code(answered_by: str) -> str:
     return "fax_detected" if answered_by == "fax" else "machine_detected"
 
 
+# Final carrier statuses other than ``completed``: the error code and message each ends the call with.
+CARRIER_FAILURES = {
+    "busy": ("busy", "the carrier reported busy"),
+    "no_answer": ("no_answer", "the carrier reported no-answer"),
+    "failed": ("carrier_failed", "the carrier reported failed"),
+    "canceled": ("carrier_canceled", "the carrier reported canceled"),
+}
+
+
 # Amounts carry the price table's four decimal places even when nothing was spent.
 NO_COST = Decimal("0.0000")
 
@@ -316,6 +325,35 @@ class Call(TenantAggregate):
     @event("Answered")
     def _answered(self, answered_by: str, at: datetime) -> None:
         self.answered_by = answered_by
+
+    def machine_verdict(self, answered_by: str, now: datetime) -> bool:
+        """Who answered, once (a repeated or late verdict changes nothing). SPEC.md answering-machine
+        rule: a machine or a fax abandons the call, no audio and no message; ``no_answer`` (silence)
+        fails it. True when the agent may speak."""
+        if self.is_terminal or self.answered_by is not None:
+            return False
+        if not self.answer(answered_by, now):
+            self.fail(abandon_code(answered_by), f"answered by {answered_by}; the call was abandoned", now)
+            return False
+        if answered_by == "no_answer":
+            # Live: the carrier's detection heard silence; simulated: the callee never picked up.
+            self.fail("no_answer", "nobody answered (silence)" if self.mode == "live" else "nobody answered", now)
+            return False
+        return True
+
+    def carrier_final(self, carrier_status: str, duration_seconds: int, now: datetime) -> bool:
+        """The carrier's final status (``completed``, ``busy``, ``no_answer``, ``failed``, ``canceled``),
+        recorded once: a failure status fails the call with its code, and a call that ended before
+        its conversation started (no voice session, no transfer) has hung up. False when it was
+        already recorded or the call is terminal."""
+        if not self.carrier_ended(carrier_status, duration_seconds, now):
+            return False
+        failure = CARRIER_FAILURES.get(carrier_status)
+        if failure is not None:
+            self.fail(*failure, now)
+        elif self.session_state == "none" and self.transfer is None:
+            self.fail("hung_up", "the call ended before the conversation started", now)
+        return True
 
     def record_turn(self, speaker: str, text: str, now: datetime) -> None:
         self._require(IN_PROGRESS)

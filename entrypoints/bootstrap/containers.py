@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from adapters.postgres.database import DatabaseConfig
 from application.accounts.app import Accounts
 from application.calling.app import Calling
+from application.calling.carrier_reports import CarrierEdge
 from application.calling.ports import SpeechEngine
 from application.follower import ProjectionWorker
 from application.ports import Clock, FreshReads, RateLimiter, SecretBox
@@ -38,6 +39,7 @@ class Container:
     secret_box: SecretBox  # seals webhook secrets at rest
     credential_box: SecretBox  # seals provider auth tokens at rest (its own key and purpose)
     carrier: Carrier  # Twilio, or the API at CALLWRIGHT_TWILIO_API_BASE_URL
+    carrier_edge: CarrierEdge  # the carrier's callbacks: signatures, reports, instructions
     webhook_poster: WebhookPosterFactory  # a poster behind the SSRF guard, per use
     speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests

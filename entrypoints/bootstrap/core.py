@@ -26,6 +26,7 @@ from adapters.postgres.rate_limiter import PostgresRateLimiter
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
 from adapters.speech.loopback import LoopbackSpeech
+from adapters.twilio.callbacks import TwilioEdge
 from adapters.twilio.carrier import TwilioCarrier
 from application.accounts.app import AccountPorts, Accounts
 from application.accounts.voice import routing_for
@@ -110,14 +111,15 @@ def _calling_ports(settings: Settings, clock: Clock, agent: Agent | None, accoun
     )
 
 
-def _live_ports(settings: Settings, keys: Keys, carrier: TwilioCarrier, credential_box: AesGcmSecretBox) -> LivePorts:
+def _live_ports(settings: Settings, keys: Keys, carrier: TwilioCarrier, edge: TwilioEdge,
+                credential_box: AesGcmSecretBox) -> LivePorts:
     """Live calls: the carrier, the token key of the voice sockets and the engine profiles."""
     if not settings.public_base_url:
         log.info("public_base_url.unset", base_url=settings.base_url,
                  hint="set CALLWRIGHT_PUBLIC_BASE_URL to the https address the carrier reaches for live calls")
     return LivePorts(
-        carrier=carrier, credentials=credential_box, token_key=keys.voice_socket_token, base_url=settings.base_url,
-        profiles=settings.engine_profiles, record_calls=settings.record_calls,
+        carrier=carrier, edge=edge, credentials=credential_box, token_key=keys.voice_socket_token,
+        base_url=settings.base_url, profiles=settings.engine_profiles, record_calls=settings.record_calls,
         token_seconds=settings.stream_token_seconds,
     )
 
@@ -145,13 +147,14 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
     if settings.twilio_api_base_url:
         log.warning("twilio_api_base_url.set", url=settings.twilio_api_base_url,
                     hint="carrier requests go to this server, not to Twilio")
+    edge = TwilioEdge()
     credential_box = AesGcmSecretBox(keys.provider_credentials, purpose="provider-auth-token")
     calling = Calling(env, ports=_calling_ports(settings, clock, agent, accounts),
-                      live=_live_ports(settings, keys, carrier, credential_box), commits=commits)
+                      live=_live_ports(settings, keys, carrier, edge, credential_box), commits=commits)
     return Container(
         settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=MemoryRateLimiter(),
         secret_box=AesGcmSecretBox(keys.webhook_secrets, purpose="webhook-secret"), credential_box=credential_box,
-        carrier=carrier, webhook_poster=_webhook_poster(settings),
+        carrier=carrier, carrier_edge=edge, webhook_poster=_webhook_poster(settings),
         speech_engines={LoopbackSpeech.name: LoopbackSpeech()},
     )
 

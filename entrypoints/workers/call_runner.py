@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from eventsourcing.persistence import Tracking
 
-from application.calling import live, runner
+from application.calling import dialing, runner
 from application.calling.app import Calling
 from application.errors import ConflictError
 from domain.calls.call import Call, CallStateError
@@ -40,7 +40,7 @@ class CallRunner:
             if event.mode == "live":
                 # DialRequested is saved before this event is marked processed: after a crash the
                 # call is not queued any more, so it is never dialed twice.
-                self._dials.start(lambda: live.claim_dial(self.calling, event.call_id), self._dial)
+                self._dials.start(lambda: dialing.claim_dial(self.calling, event.call_id), self._dial)
             else:
                 self._simulations.start(lambda: runner.claim(self.calling, event.call_id), self._run)
         self.tracking.insert_tracking(tracking)
@@ -54,7 +54,7 @@ class CallRunner:
 
     def _dial(self, call: Call) -> None:
         try:
-            live.dial(self.calling, call)
+            dialing.dial(self.calling, call)
         except Exception as exc:
             log.error("call.dial_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
             self._fail(call.call_id, exc)

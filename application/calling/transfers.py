@@ -1,0 +1,59 @@
+"""Transferring a live call to a person (SPEC.md ``transfer_call``): point the carrier at the
+transfer instructions, then dial the number's destinations in turn until one answers."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import structlog
+
+from application.calling.app import Calling
+from application.calling.carrier_reports import TransferLegReport
+from application.calling.instructions import Dial, Hangup, Instruction, Say
+from application.calling.live import account_for, change, ports_of
+from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
+from domain.calls.call import Call
+
+log = structlog.get_logger(__name__)
+
+NO_ONE_AVAILABLE = "Sorry, nobody could take the call right now. Goodbye."
+
+
+def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, str]], max_attempts: int,
+                   brief: str) -> bool:
+    """The agent asked to transfer: record it, then point the carrier at the transfer instructions."""
+    call = change(calling, call_id, lambda c: c.request_transfer(destinations, max_attempts, brief,
+                                                                  calling.ports.clock()))
+    if call is None or call.carrier_sid is None:
+        return False
+    account = account_for(calling, call.tenant_id)
+    if account is None:
+        return False
+    try:
+        ports_of(calling).carrier.redirect(account, call.carrier_sid,
+                                           ports_of(calling).url("transfer", call_id, f"dest=0&brief={quote(brief[:200])}"))
+    except (CarrierRefusedError, CarrierUnreachableError) as exc:
+        log.warning("call.transfer_redirect_failed", call_id=call_id, reason=str(exc))
+        change(calling, call_id, lambda c: c.transfer_leg_ended(0, "failed", calling.ports.clock()))
+        return False
+    return True
+
+
+def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport | None) -> list[Instruction]:
+    """The transfer callback: the result of the last dialled leg (``leg``) if any, then the next
+    destination, until one answers or the attempts are spent."""
+    if leg is not None and call.transfer is not None:
+        index = len(call.transfer["legs"])
+        status = "completed" if leg.answered else leg.status
+        changed = change(calling, call.call_id, lambda c: c.transfer_leg_ended(index, status, calling.ports.clock()))
+        call = changed or calling.find(Call, Call.create_id(call.call_id)) or call
+    if call.transfer is None:
+        return [Hangup()]
+    if call.transfer["status"] == "completed":
+        return [Hangup()]
+    following = call.next_transfer_destination()
+    if following is None:
+        return [Say(NO_ONE_AVAILABLE), Hangup()]
+    target = call.transfer["destinations"][following]
+    live = ports_of(calling)
+    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, f"dest={following + 1}"))]
