@@ -18,7 +18,7 @@ from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
 from domain.calls.call import Call, new_call_id
-from domain.calls.outcome_schema import CompiledSchema, compile_schema
+from domain.calls.outcome_schema import OutcomeSchema, compile_schema
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import DialingRuleError, OutcomeSchemaError
 
@@ -48,7 +48,7 @@ def _refuse(loc: list[str | int], error: DialingRuleError, value: Any) -> Valida
     return ValidationFailedError([(loc, error.message, error.code, value)])
 
 
-def _compile(request: CallRequest, loc: list[str | int]) -> CompiledSchema:
+def _compile(request: CallRequest, loc: list[str | int]) -> OutcomeSchema:
     try:
         return compile_schema(request.outcome_schema)
     except OutcomeSchemaError as exc:
@@ -120,7 +120,7 @@ def _number_allowed(calling: Calling, principal: Principal, e164: str) -> None:
         raise PermissionDeniedError(f"this API key may not call from {e164}", code="number_not_allowed")
 
 
-def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[CompiledSchema, str]:
+def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[OutcomeSchema, str]:
     """The rules a batch's items share: schema, consent, caller number and carrier; the schema
     and the caller number."""
     schema = _compile(request, ["body"])
@@ -136,7 +136,7 @@ def check_destination(suppressions: SuppressionIndex | None, raw: str, consent_t
     return destination
 
 
-def build_call(calling: Calling, principal: Principal, request: CallRequest, schema: CompiledSchema,
+def build_call(calling: Calling, principal: Principal, request: CallRequest, schema: OutcomeSchema,
                destination: dialing_rules.Destination, now: datetime, from_number: str | None = None) -> Call:
     call_id = new_call_id()
     # An explicit engine wins; otherwise the tenant's settings and the system A/B weights decide,

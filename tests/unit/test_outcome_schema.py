@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.calls.outcome_schema import FIELD_TYPES, CompiledSchema, FieldSpec, compile_schema
+from domain.calls.outcome_schema import FIELD_TYPES, OutcomeSchema, FieldSpec, compile_schema
 from domain.errors import OutcomeInvalidError, OutcomeSchemaError
 
 UTC = timezone.utc
@@ -46,7 +46,7 @@ def problems_of(definition: Any) -> list[tuple[list[str | int], str]]:
     return [(loc, kind) for loc, _msg, kind in caught.value.problems]
 
 
-def outcome_problems(schema: CompiledSchema, outcome: Any) -> list[tuple[list[str | int], str]]:
+def outcome_problems(schema: OutcomeSchema, outcome: Any) -> list[tuple[list[str | int], str]]:
     with pytest.raises(OutcomeInvalidError) as caught:
         schema.validate(outcome)
     assert caught.value.code == "outcome_invalid"
@@ -329,7 +329,7 @@ def conforming_value(spec: FieldSpec) -> st.SearchStrategy[tuple[Any, Any]]:
 
 
 @st.composite
-def schema_and_outcome(draw: st.DrawFn) -> tuple[CompiledSchema, dict[str, Any], dict[str, Any]]:
+def schema_and_outcome(draw: st.DrawFn) -> tuple[OutcomeSchema, dict[str, Any], dict[str, Any]]:
     schema = compile_schema(draw(schemas))
     sent: dict[str, Any] = {}
     expected: dict[str, Any] = {}
