@@ -150,7 +150,7 @@ def build_call(calling: Calling, principal: Principal, request: CallRequest, sch
         to=destination.e164,
         from_number=from_number or calling.ports.simulated_from_number,
         objective=request.objective,
-        outcome_schema=schema.to_definition(),
+        outcome_schema=schema,
         consent_type=request.consent_type or "",
         consent_record_id=request.consent_record_id,
         voice_id=request.voice_id,

@@ -15,6 +15,7 @@ from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
+from domain.calls.outcome_schema import OutcomeSchema
 from domain.errors import DomainError
 
 QUEUED = "queued"
@@ -63,7 +64,7 @@ class Call(TenantAggregate):
         to: str,
         from_number: str,
         objective: str,
-        outcome_schema: dict[str, Any],
+        outcome_schema: OutcomeSchema | dict[str, Any],
         consent_type: str,
         consent_record_id: str | None,
         voice_id: str | None,
@@ -83,7 +84,8 @@ class Call(TenantAggregate):
         self.to = to
         self.from_number = from_number
         self.objective = objective
-        self.outcome_schema = outcome_schema
+        # Events stored before the value had its transcoding hold the canonical definition.
+        self.outcome_schema = OutcomeSchema.of(outcome_schema)
         self.consent_type = consent_type
         self.consent_record_id = consent_record_id
         self.voice_id = voice_id
