@@ -22,6 +22,7 @@ from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.call import Call
 from domain.calls.idempotency import body_fingerprint, is_valid_key
 from domain.calls.suppression import SuppressionIndex
+from domain.errors import RequestRuleError
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
@@ -97,7 +98,7 @@ async def _create_on_loop(container: Container, principal: Principal, request: C
     now = calling.ports.clock()
     try:
         call = prepare_call(calling, principal, request, now, suppressions=index)
-    except ValidationFailedError:
+    except (ValidationFailedError, RequestRuleError):
         if key is None:
             raise
         return None
