@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.calls.outcome_types import ENUM, FIELD_NAME_RULE, FIELD_TYPES, Fault, field_type, is_field_name
+from domain.calls.outcome_types import (
+    ENUM,
+    FIELD_NAME_PATTERN,
+    FIELD_NAME_RULE,
+    FIELD_TYPES,
+    Fault,
+    field_type,
+    is_field_name,
+    types_summary,
+)
 from domain.errors import OutcomeInvalidError, OutcomeSchemaError, Problem
 
 MAX_FIELDS = 50
@@ -113,6 +122,34 @@ class OutcomeSchema:
             return None
         result = _check_value(spec, candidate)
         return None if isinstance(result, Fault) else result
+
+
+def definition_json_schema() -> dict[str, Any]:
+    """JSON Schema of a definition (what a request's ``outcome_schema`` looks like), for the docs;
+    ``compile_schema`` is what checks one."""
+    field_definition = {
+        "type": "object",
+        "title": "OutcomeFieldDefinition",
+        "required": ["type"],
+        "additionalProperties": False,
+        "properties": {
+            "type": {"type": "string", "enum": list(FIELD_TYPES), "description": "The value's type:\n" + types_summary()},
+            "optional": {"type": "boolean", "default": False,
+                         "description": "An optional field may be absent or null in the outcome."},
+            "description": {"type": "string", "maxLength": MAX_DESCRIPTION,
+                            "description": "What the field means; the agent reads it."},
+            "values": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                       "uniqueItems": True, "description": f"The allowed values; for type `{ENUM}` only (required there)."},
+        },
+    }
+    return {
+        "type": "object",
+        "description": "The outcome to reach: a map of field name to field definition, in order.",
+        "minProperties": 1,
+        "maxProperties": MAX_FIELDS,
+        "propertyNames": {"pattern": FIELD_NAME_PATTERN},
+        "additionalProperties": field_definition,
+    }
 
 
 def compile_schema(definition: Mapping[str, Any]) -> OutcomeSchema:
