@@ -156,7 +156,6 @@ class NumberNotInAccountError(DomainError):
     code = "number_not_in_account"
 
 
-
 class NumberConfigurationError(DomainError):
     """A number's settings break their rules (SPEC.md Number); ``problems`` lists every fault found."""
 
