@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 Problem = tuple[list[str | int], str, str]  # (loc, message, type code)
+InputProblem = tuple[list[str | int], str, str, Any]  # (loc, message, type code, the input at fault)
 
 
 class DomainError(Exception):
@@ -38,10 +39,34 @@ class WeakPasswordError(DomainError):
     code = "weak_password"
 
 
-class DialingRuleError(DomainError):
-    """A destination, consent or call-hours rule refused a call (ARCHITECTURE.md §7)."""
+class RequestRuleError(DomainError):
+    """A request broke a rule the domain checks. ``details``: (loc, message, type code, input)
+    with ``loc`` relative to the request; its caller prefixes where the request sits
+    (``["body"]``, or ``["body", "items", 3]`` for a batch item)."""
+
+    @property
+    def details(self) -> list[InputProblem]:
+        raise NotImplementedError
+
+    def within(self, prefix: list[str | int]) -> list[InputProblem]:
+        return [([*prefix, *loc], message, kind, value) for loc, message, kind, value in self.details]
+
+
+class DialingRuleError(RequestRuleError):
+    """A destination, consent, suppression or call-hours rule refused a call (ARCHITECTURE.md §7);
+    ``loc`` names the call request's field at fault (``["to"]``, ``["consent_type"]``)."""
 
     code = "dialing_rule"
+
+    def __init__(self, message: str, *, code: str | None = None, loc: list[str | int] | None = None,
+                 input: Any = None) -> None:
+        super().__init__(message, code=code)
+        self.loc: list[str | int] = list(loc or [])
+        self.input = input
+
+    @property
+    def details(self) -> list[InputProblem]:
+        return [(list(self.loc), self.message, self.code, self.input)]
 
 
 class InvalidE164Error(DialingRuleError):
@@ -58,6 +83,10 @@ class N11NumberError(DialingRuleError):
 
 class PremiumNumberError(DialingRuleError):
     code = "premium_number"
+
+
+class NumberSuppressedError(DialingRuleError):
+    code = "suppressed"
 
 
 class ConsentMissingError(DialingRuleError):
@@ -77,8 +106,10 @@ class OutsideCallHoursError(DialingRuleError):
         *,
         local_times: tuple[tuple[str, datetime], ...] = (),
         next_allowed_at: datetime | None = None,
+        loc: list[str | int] | None = None,
+        input: Any = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, loc=loc, input=input)
         self.local_times = local_times
         self.next_allowed_at = next_allowed_at
 
@@ -87,14 +118,20 @@ class CallHoursUnknownError(DialingRuleError):
     code = "call_hours_unknown"
 
 
-class OutcomeSchemaError(DomainError):
-    """The request's ``outcome_schema`` is malformed; ``problems`` lists every fault found."""
+class OutcomeSchemaError(RequestRuleError):
+    """The request's ``outcome_schema`` is malformed; ``problems`` lists every fault found, each
+    located inside the schema (``details`` locate them in the request)."""
 
     code = "outcome_schema_invalid"
+    loc = ("outcome_schema",)
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__(_summary("outcome_schema is invalid", problems))
         self.problems = problems
+
+    @property
+    def details(self) -> list[InputProblem]:
+        return [([*self.loc, *where], message, kind, None) for where, message, kind in self.problems]
 
 
 class OutcomeInvalidError(DomainError):
@@ -117,9 +154,6 @@ class NumberNotInAccountError(DomainError):
     """A caller number that the verified carrier account does not hold (SPEC.md Providers)."""
 
     code = "number_not_in_account"
-
-
-InputProblem = tuple[list[str | int], str, str, Any]  # (loc, message, type code, the input at fault)
 
 
 class NumberConfigurationError(DomainError):

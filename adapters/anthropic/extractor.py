@@ -13,22 +13,23 @@ import structlog
 from adapters.anthropic.client import ModelAdapter, calling_model
 from adapters.anthropic.prompts import EXTRACTOR_SYSTEM, extraction_prompt
 from application.calling.ports import CallBrief, Extraction
-from domain.calls.outcome_schema import CompiledSchema
+from domain.calls.outcome_schema import OutcomeSchema
 
 RECORD_OUTCOME = "record_outcome"
 CONFIDENCE = "confidence"
-# Field names match ^[a-z][a-z0-9_]*$, so this one cannot clash when a field is named "confidence".
+# Field names start with a letter (outcome_types.FIELD_NAME_PATTERN), so this one cannot clash
+# when a field is named "confidence".
 CONFIDENCE_FALLBACK = "_confidence"
 DEFAULT_MAX_TOKENS = 2048
 
 log = structlog.get_logger(__name__)
 
 
-def confidence_key(schema: CompiledSchema) -> str:
+def confidence_key(schema: OutcomeSchema) -> str:
     return CONFIDENCE_FALLBACK if any(spec.name == CONFIDENCE for spec in schema.fields) else CONFIDENCE
 
 
-def record_outcome_tool(schema: CompiledSchema) -> dict[str, Any]:
+def record_outcome_tool(schema: OutcomeSchema) -> dict[str, Any]:
     key = confidence_key(schema)
     input_schema = schema.json_schema
     input_schema["properties"][key] = {

@@ -4,8 +4,8 @@ reads the answers back into typed values (the default when no model key is confi
 from __future__ import annotations
 
 from application.calling.ports import AgentTurn, CallBrief, Extraction
-from domain.calls import outcome_schema as types
 from domain.calls.outcome_schema import FieldSpec
+from domain.calls.outcome_types import field_type
 
 CLOSING = "Thank you, that is everything I needed. Goodbye."
 TRANSFERRING = "Of course. Let me transfer you now, please hold."
@@ -21,18 +21,7 @@ def question_for(spec: FieldSpec) -> str:
     text = f"Could you tell me the {label(spec)}"
     if spec.description:
         text += f" ({spec.description.strip().rstrip('?.')})"
-    if spec.type == types.BOOLEAN:
-        return text + "? Yes or no?"
-    if spec.type == types.ENUM and spec.values:
-        options = ", ".join(spec.values[:-1]) + f" or {spec.values[-1]}" if len(spec.values) > 1 else spec.values[0]
-        return text + f"? The options are {options}."
-    if spec.type == types.DATETIME:
-        return text + "? A date and time, please."
-    if spec.type == types.DATE:
-        return text + "? A date, please."
-    if spec.type == types.ARRAY:
-        return text + "? You can list several."
-    return text + "?"
+    return text + field_type(spec.type).ask(spec.values or ())
 
 
 class ScriptedSession:

@@ -6,12 +6,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eventsourcing.persistence import JSONTranscoder, Transcoding
+
 from application.boundary import BoundaryApplication
 from application.commit_path import CommitPathFactory, direct
 from application.head_cache import HeadCache
 from application.calling.ports import AgentBrain, Callee, OutcomeExtractor
 from application.ports import Clock
 from domain.calls.engine_choice import VoiceRouting
+from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.pricing import PriceTable
 
 if TYPE_CHECKING:
@@ -38,8 +41,26 @@ class CallingPorts:
     voice_routing: Callable[[str], VoiceRouting] = no_voice_preferences
 
 
+class OutcomeSchemaAsDefinition(Transcoding):
+    """Stored as ``{"_type_": "outcome_schema", "_data_": <the canonical definition>}``: the same
+    definition a ``Queued`` event held as a plain object before (docs/events.md)."""
+
+    type = OutcomeSchema
+    name = "outcome_schema"
+
+    def encode(self, obj: OutcomeSchema) -> dict[str, dict[str, Any]]:
+        return obj.to_definition()
+
+    def decode(self, data: dict[str, dict[str, Any]]) -> OutcomeSchema:
+        return OutcomeSchema.compile(data)
+
+
 class Calling(BoundaryApplication):
     name = "Calling"
+
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        super().register_transcodings(transcoder)
+        transcoder.register(OutcomeSchemaAsDefinition())
 
     def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts, live: LivePorts | None = None,
                  commits: CommitPathFactory = direct) -> None:

@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
-from application.calling.create import CallRequest, build_call, check_destination, check_shared
+from application.calling.create import CallRequest, check_shared, queue_call
 from application.calling.suppressions import index_of
-from application.errors import ValidationFailedError
 from application.principal import Principal
 from domain.calls.call import Call
+from domain.errors import RequestRuleError
 
 MAX_ITEMS = 200
 
@@ -48,20 +48,18 @@ def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, i
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index, item in enumerate(items):
-        try:
-            destination = check_destination(suppressions, item.to, shared.consent_type or "", now,
-                                            ["body", "items", index])
-        except ValidationFailedError as exc:
-            _, message, code, _ = exc.problems[0]
-            results.append(_rejected(item.to, code, message))
-            continue
-        if destination.e164 in seen:
-            results.append(_rejected(item.to, "duplicate_in_batch", "this number already appears earlier in the batch"))
-            continue
-        seen.add(destination.e164)
         request = replace(shared, to=item.to, consent_record_id=item.consent_record_id or shared.consent_record_id,
                           variables={**shared.variables, **item.variables}, metadata={**shared.metadata, **item.metadata})
-        call = build_call(calling, principal, request, schema, destination, now, from_number=caller)
+        try:
+            call = queue_call(calling, principal, request, now, suppressions, from_number=caller, schema=schema)
+        except RequestRuleError as exc:
+            _, message, code, _ = exc.within(["body", "items", index])[0]
+            results.append(_rejected(item.to, code, message))
+            continue
+        if call.to in seen:
+            results.append(_rejected(item.to, "duplicate_in_batch", "this number already appears earlier in the batch"))
+            continue
+        seen.add(call.to)
         calls.append(call)
         results.append({"to": item.to, "call_id": call.call_id, "status": call.status, "error": None})
     return BatchResult(calls=calls, items=results)

@@ -1,11 +1,13 @@
 """Call creation: validate in the order of ARCHITECTURE.md §7, then queue the call.
 
-Order: outcome schema, E.164, consent, suppression, call hours, caller number (ownership and
-the key's ``number_ids``), carrier. Simulated calls pass exactly the same checks as live ones.
+Order: outcome schema, E.164, consent, suppression, call hours (``Call.queue``'s rules), caller
+number (ownership and the key's ``number_ids``), carrier. Simulated calls pass exactly the same
+checks as live ones.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,14 +19,12 @@ from application.numbers.lookups import tenant_number
 from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
-from domain.calls.call import Call, new_call_id
-from domain.calls.outcome_schema import CompiledSchema, compile_schema
+from domain.calls.call import Call
+from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
-from domain.errors import DialingRuleError, OutcomeSchemaError
 
 LIVE = "live"
 SIMULATED = "simulated"
-OUTBOUND = "outbound"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,44 +42,6 @@ class CallRequest:
     variables: dict[str, str] = field(default_factory=dict)
     mode: str = LIVE
     simulation: dict[str, Any] | None = None
-
-
-def _refuse(loc: list[str | int], error: DialingRuleError, value: Any) -> ValidationFailedError:
-    return ValidationFailedError([(loc, error.message, error.code, value)])
-
-
-def _compile(request: CallRequest, loc: list[str | int]) -> CompiledSchema:
-    try:
-        return compile_schema(request.outcome_schema)
-    except OutcomeSchemaError as exc:
-        raise ValidationFailedError(
-            [([*loc, "outcome_schema", *where], message, kind, None) for where, message, kind in exc.problems]
-        ) from exc
-
-
-def _parse(raw: str, loc: list[str | int]) -> dialing_rules.Destination:
-    try:
-        return dialing_rules.parse_destination(raw)
-    except DialingRuleError as exc:
-        raise _refuse([*loc, "to"], exc, raw) from exc
-
-
-def _consent(request: CallRequest, loc: list[str | int]) -> None:
-    try:
-        dialing_rules.check_consent(request.consent_type)
-    except DialingRuleError as exc:
-        raise _refuse([*loc, "consent_type"], exc, request.consent_type) from exc
-
-
-def _reachable(suppressions: SuppressionIndex | None, destination: dialing_rules.Destination, raw: str,
-               consent_type: str, now: datetime, loc: list[str | int]) -> None:
-    """Suppression, then call hours in the callee's local time."""
-    if suppressions is not None and suppressions.is_suppressed(destination.e164, now):
-        raise ValidationFailedError([([*loc, "to"], "this number is on the suppression list", "suppressed", raw)])
-    try:
-        dialing_rules.check_call_hours(destination, consent_type, now)
-    except DialingRuleError as exc:
-        raise _refuse([*loc, "to"], exc, raw) from exc
 
 
 def _caller(calling: Calling, principal: Principal, request: CallRequest, loc: list[str | int]) -> str:
@@ -120,62 +82,50 @@ def _number_allowed(calling: Calling, principal: Principal, e164: str) -> None:
         raise PermissionDeniedError(f"this API key may not call from {e164}", code="number_not_allowed")
 
 
-def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[CompiledSchema, str]:
+def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[OutcomeSchema, str]:
     """The rules a batch's items share: schema, consent, caller number and carrier; the schema
     and the caller number."""
-    schema = _compile(request, ["body"])
-    _consent(request, ["body"])
+    schema = OutcomeSchema.compile(request.outcome_schema)
+    dialing_rules.check_consent(request.consent_type)
     return schema, _caller(calling, principal, request, ["body"])
 
 
-def check_destination(suppressions: SuppressionIndex | None, raw: str, consent_type: str, now: datetime,
-                      loc: list[str | int]) -> dialing_rules.Destination:
-    """One batch item's rules: E.164, suppression and call hours."""
-    destination = _parse(raw, loc)
-    _reachable(suppressions, destination, raw, consent_type, now, loc)
-    return destination
-
-
-def build_call(calling: Calling, principal: Principal, request: CallRequest, schema: CompiledSchema,
-               destination: dialing_rules.Destination, now: datetime, from_number: str | None = None) -> Call:
-    call_id = new_call_id()
-    # An explicit engine wins; otherwise the tenant's settings and the system A/B weights decide,
-    # from the call id (domain/calls/engine_choice.py), read from memory in the steady state.
-    engine = request.voice_engine or calling.ports.voice_routing(principal.tenant_id).engine_for(call_id)
-    return Call(
+def queue_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,
+               suppressions: SuppressionIndex | None, from_number: str | Callable[[], str],
+               schema: OutcomeSchema | None = None) -> Call:
+    """``Call.queue`` with the request's fields; an explicit engine wins, otherwise the tenant's
+    settings and the system A/B weights decide from the call id (domain/calls/engine_choice.py),
+    read from memory in the steady state."""
+    return Call.queue(
         tenant_id=principal.tenant_id,
-        call_id=call_id,
-        direction=OUTBOUND,
         mode=request.mode,
-        to=destination.e164,
-        from_number=from_number or calling.ports.simulated_from_number,
+        to=request.to,
         objective=request.objective,
-        outcome_schema=schema.to_definition(),
-        consent_type=request.consent_type or "",
+        outcome_schema=request.outcome_schema if schema is None else schema,
+        consent_type=request.consent_type,
+        from_number=from_number,
+        voice_engine=request.voice_engine or (lambda call_id: calling.ports.voice_routing(principal.tenant_id)
+                                               .engine_for(call_id)),
+        created_by=principal.actor,
+        max_duration_seconds=calling.ports.max_call_seconds,
+        now=now,
+        suppressions=suppressions,
         consent_record_id=request.consent_record_id,
         voice_id=request.voice_id,
-        voice_engine=engine,
         language=request.language,
         metadata=request.metadata,
         variables=request.variables,
         simulation=request.simulation,
-        created_by=principal.actor,
-        max_duration_seconds=calling.ports.max_call_seconds,
-        at=now,
     )
 
 
 def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,
                  suppressions: SuppressionIndex | None | object = NOT_REMEMBERED) -> Call:
-    """A queued ``Call`` (not yet saved), or ``ValidationFailedError`` naming the first rule broken,
-    in the order of ARCHITECTURE.md §7. ``suppressions``: the tenant's index when the caller has
-    it as committed now (no database work here then), else it is read."""
-    loc: list[str | int] = ["body"]
-    schema = _compile(request, loc)
-    destination = _parse(request.to, loc)
-    _consent(request, loc)
+    """A queued ``Call`` (not yet saved), or the first rule broken, in the order of
+    ARCHITECTURE.md §7: the domain's rules (``RequestRuleError``, located in the request), then
+    the caller number and the carrier (``ValidationFailedError``). ``suppressions``: the tenant's
+    index when the caller has it as committed now (no database work here then), else it is read."""
     if suppressions is NOT_REMEMBERED:
         suppressions = index_of(calling, principal.tenant_id)
-    _reachable(suppressions, destination, request.to, request.consent_type or "", now, loc)
-    caller = _caller(calling, principal, request, loc)
-    return build_call(calling, principal, request, schema, destination, now, from_number=caller)
+    return queue_call(calling, principal, request, now, suppressions,  # type: ignore[arg-type]
+                      from_number=lambda: _caller(calling, principal, request, ["body"]))

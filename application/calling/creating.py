@@ -19,6 +19,7 @@ from application.ports import FreshReads, Offload
 from application.principal import Principal
 from domain.calls.call import Call
 from domain.calls.suppression import SuppressionIndex
+from domain.errors import RequestRuleError
 
 ENDPOINT = "POST /v1/calls"
 
@@ -54,7 +55,7 @@ async def _on_loop(calling: Calling, principal: Principal, request: CallRequest,
     now = calling.ports.clock()
     try:
         call = prepare_call(calling, principal, request, now, suppressions=index)
-    except ValidationFailedError:
+    except (ValidationFailedError, RequestRuleError):
         if key is None:
             raise
         return None

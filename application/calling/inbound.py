@@ -16,6 +16,7 @@ from application.errors import ConflictError
 from application.numbers.lookups import number_for_e164
 from domain import ids
 from domain.calls.call import Call
+from domain.calls.outcome_schema import OutcomeSchema
 from domain.numbers.number import Number
 
 INBOUND = "inbound"
@@ -43,7 +44,8 @@ def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, ca
     now = calling.ports.clock()
     call = Call(
         tenant_id=number.tenant_id, call_id=call_id, direction=INBOUND, mode="live", to=number.e164,
-        from_number=caller, objective=number.objective, outcome_schema=number.outcome_schema,
+        from_number=caller, objective=number.objective,
+        outcome_schema=OutcomeSchema.compile(number.outcome_schema),  # the number's canonical definition
         consent_type=INBOUND, consent_record_id=None, voice_id=None,
         voice_engine=number.voice_engine or calling.ports.voice_routing(number.tenant_id).engine_for(call_id),
         language=number.language, metadata={"number_id": number.number_id},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from domain.calls.outcome_schema import CompiledSchema
+from domain.calls.outcome_schema import OutcomeSchema
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -13,7 +13,7 @@ class CallBrief:
     """What the agent knows before the call: the goal, the outcome to reach, the context."""
 
     objective: str
-    schema: CompiledSchema
+    schema: OutcomeSchema
     variables: dict[str, str] = field(default_factory=dict)
     language: str = "en-US"
     model: str | None = None  # the engine profile's model; None: the brain's default

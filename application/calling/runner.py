@@ -14,7 +14,6 @@ from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
 from domain.calls.call import AGENT, CALLEE, Call, CallStateError
-from domain.calls.outcome_schema import compile_schema
 from domain.errors import OutcomeInvalidError
 
 WORDS_PER_SECOND = 2.5
@@ -40,7 +39,7 @@ def mask_keys(keys: str) -> str:
 def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = False) -> CallBrief:
     """What the agent knows before the call (a live call adds its profile's model and whether its
     number can take a transfer)."""
-    return CallBrief(objective=call.objective, schema=compile_schema(call.outcome_schema),
+    return CallBrief(objective=call.objective, schema=call.outcome_schema,
                      variables=dict(call.variables), language=call.language, model=model, can_transfer=can_transfer)
 
 

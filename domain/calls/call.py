@@ -7,6 +7,7 @@ moves again; late or duplicate facts about it are refused by the aggregate.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -15,7 +16,10 @@ from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
-from domain.errors import DomainError
+from domain.calls import dialing_rules
+from domain.calls.outcome_schema import OutcomeSchema
+from domain.calls.suppression import SuppressionIndex
+from domain.errors import DomainError, NumberSuppressedError
 
 QUEUED = "queued"
 IN_PROGRESS = "in_progress"
@@ -25,6 +29,8 @@ TERMINAL = (COMPLETED, FAILED)
 
 AGENT = "agent"
 CALLEE = "callee"
+
+OUTBOUND = "outbound"
 
 # The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
 MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")
@@ -62,6 +68,52 @@ class Call(TenantAggregate):
     def create_id(call_id: str) -> uuid.UUID:
         return ids.from_public(ids.CALL, call_id)
 
+    @classmethod
+    def queue(
+        cls,
+        *,
+        tenant_id: str,
+        mode: str,
+        to: str,
+        objective: str,
+        outcome_schema: OutcomeSchema | Mapping[str, Any],
+        consent_type: str | None,
+        from_number: str | Callable[[], str],
+        voice_engine: str | Callable[[str], str],
+        created_by: str,
+        max_duration_seconds: int,
+        now: datetime,
+        suppressions: SuppressionIndex | None = None,
+        call_id: str | None = None,
+        consent_record_id: str | None = None,
+        voice_id: str | None = None,
+        language: str = "en-US",
+        metadata: dict[str, Any] | None = None,
+        variables: dict[str, str] | None = None,
+        simulation: dict[str, Any] | None = None,
+    ) -> Call:
+        """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
+        outcome schema, E.164, consent, suppression, call hours (a ``RequestRuleError`` whose
+        ``loc`` names the field). The caller number's and the carrier's rules need the carrier
+        account: a callable ``from_number`` runs them after these, and a callable
+        ``voice_engine`` picks the engine for the new call id."""
+        schema = OutcomeSchema.of(outcome_schema)
+        destination = dialing_rules.parse_destination(to)
+        dialing_rules.check_consent(consent_type)
+        if suppressions is not None and suppressions.is_suppressed(destination.e164, now):
+            raise NumberSuppressedError("this number is on the suppression list", loc=dialing_rules.TO, input=to)
+        dialing_rules.check_call_hours(destination, consent_type or "", now)
+        caller = from_number() if callable(from_number) else from_number
+        call_id = call_id or new_call_id()
+        return cls(
+            tenant_id=tenant_id, call_id=call_id, direction=OUTBOUND, mode=mode, to=destination.e164,
+            from_number=caller, objective=objective, outcome_schema=schema, consent_type=consent_type or "",
+            consent_record_id=consent_record_id, voice_id=voice_id,
+            voice_engine=voice_engine(call_id) if callable(voice_engine) else voice_engine, language=language,
+            metadata=metadata or {}, variables=variables or {}, simulation=simulation, created_by=created_by,
+            max_duration_seconds=max_duration_seconds, at=now,
+        )
+
     @event("Queued")
     def __init__(
         self,
@@ -72,7 +124,7 @@ class Call(TenantAggregate):
         to: str,
         from_number: str,
         objective: str,
-        outcome_schema: dict[str, Any],
+        outcome_schema: OutcomeSchema | dict[str, Any],
         consent_type: str,
         consent_record_id: str | None,
         voice_id: str | None,
@@ -92,7 +144,8 @@ class Call(TenantAggregate):
         self.to = to
         self.from_number = from_number
         self.objective = objective
-        self.outcome_schema = outcome_schema
+        # Events stored before the value had its transcoding hold the canonical definition.
+        self.outcome_schema = OutcomeSchema.of(outcome_schema)
         self.consent_type = consent_type
         self.consent_record_id = consent_record_id
         self.voice_id = voice_id

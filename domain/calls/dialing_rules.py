@@ -32,6 +32,9 @@ EMERGENCY_CONSENT = "emergency"
 CALL_WINDOW_START = time(8, 0)  # inclusive, callee's local time
 CALL_WINDOW_END = time(21, 0)  # exclusive
 SEARCH_HORIZON = timedelta(hours=48)
+# The call request's fields an error names (its ``loc``); the caller prefixes where the request sits.
+TO: list[str | int] = ["to"]
+CONSENT: list[str | int] = ["consent_type"]
 
 # [0-9], not \d: \d matches other scripts' digits, which phonenumbers would happily parse.
 _E164 = re.compile(r"\+[1-9][0-9]{1,14}")
@@ -56,30 +59,31 @@ def parse_destination(raw: str) -> Destination:
     emergency codes of every region sharing the country code, validity, canonical form, premium rate."""
     if not isinstance(raw, str) or _E164.fullmatch(raw) is None:
         raise InvalidE164Error(
-            "a destination must be an E.164 number: '+' then 2 to 15 ASCII digits, the first not 0, and nothing else"
+            "a destination must be an E.164 number: '+' then 2 to 15 ASCII digits, the first not 0, and nothing else",
+            loc=TO, input=raw,
         )
     try:
         number = phonenumbers.parse(raw, None)
     except phonenumbers.NumberParseException:
-        raise InvalidE164Error(f"{raw} is not a phone number of any known country code") from None
+        raise InvalidE164Error(f"{raw} is not a phone number of any known country code", loc=TO, input=raw) from None
     country = number.country_code
     national = raw[1 + len(str(country)):]
     if country == 1 and _NANP_N11.match(national):
         if national.startswith("911"):
-            raise EmergencyNumberError(f"{raw} is the emergency number 911 and cannot be called")
-        raise N11NumberError(f"{raw} is the N11 service code {national[:3]} and cannot be called")
+            raise EmergencyNumberError(f"{raw} is the emergency number 911 and cannot be called", loc=TO, input=raw)
+        raise N11NumberError(f"{raw} is the N11 service code {national[:3]} and cannot be called", loc=TO, input=raw)
     if is_emergency(country, national):
-        raise EmergencyNumberError(f"{raw} is an emergency number and cannot be called")
+        raise EmergencyNumberError(f"{raw} is an emergency number and cannot be called", loc=TO, input=raw)
     # The number's type is what is_valid_number, number_type and time_zones_for_number each work
     # out again (matching the number against every region of its country code): found once here.
     kind = phonenumbers.number_type(number)
     if kind == PhoneNumberType.UNKNOWN:  # exactly is_valid_number's answer
-        raise InvalidE164Error(f"{raw} is not a valid phone number")
+        raise InvalidE164Error(f"{raw} is not a valid phone number", loc=TO, input=raw)
     if phonenumbers.format_number(number, PhoneNumberFormat.E164) != raw:
-        raise InvalidE164Error(f"{raw} is not in canonical E.164 form")
+        raise InvalidE164Error(f"{raw} is not in canonical E.164 form", loc=TO, input=raw)
     surcharge = REFUSED_NUMBER_TYPES.get(kind)
     if surcharge is not None:
-        raise PremiumNumberError(f"{raw} is a {surcharge} number and cannot be called")
+        raise PremiumNumberError(f"{raw} is a {surcharge} number and cannot be called", loc=TO, input=raw)
     region = phonenumbers.region_code_for_number(number)
     if phonenumbers.is_number_type_geographical(kind, country):
         zones = time_zones_for_geographical_number(number)
@@ -125,10 +129,11 @@ def _country_zones(country: int, number: phonenumbers.PhoneNumber) -> tuple[str,
 
 def check_consent(consent_type: str | None) -> None:
     if consent_type is None or (isinstance(consent_type, str) and not consent_type.strip()):
-        raise ConsentMissingError(f"consent_type is required: one of {', '.join(CONSENT_TYPES)}")
+        raise ConsentMissingError(f"consent_type is required: one of {', '.join(CONSENT_TYPES)}",
+                                  loc=CONSENT, input=consent_type)
     if consent_type not in CONSENT_TYPES:
         raise InvalidConsentTypeError(
-            f"consent_type {consent_type!r} is not one of {', '.join(CONSENT_TYPES)}"
+            f"consent_type {consent_type!r} is not one of {', '.join(CONSENT_TYPES)}", loc=CONSENT, input=consent_type,
         )
 
 
@@ -141,7 +146,7 @@ def check_call_hours(destination: Destination, consent_type: str, now: datetime)
     if not zones:
         raise CallHoursUnknownError(
             f"the local time of {destination.e164} cannot be determined, so call hours "
-            "(08:00-21:00 in the callee's local time) cannot be checked"
+            "(08:00-21:00 in the callee's local time) cannot be checked", loc=TO, input=destination.e164,
         )
     local_times = tuple((zone.key, now.astimezone(zone)) for zone in zones)
     closed = [(name, local) for name, local in local_times if not _inside(local)]
@@ -157,6 +162,8 @@ def check_call_hours(destination: Destination, consent_type: str, now: datetime)
         f"local time, in every time zone of the number{hint}",
         local_times=local_times,
         next_allowed_at=next_at,
+        loc=TO,
+        input=destination.e164,
     )
 
 

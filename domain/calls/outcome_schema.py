@@ -1,42 +1,33 @@
-"""The caller's ``outcome_schema`` (SPEC.md "Call create request"): compile once, validate outcomes.
+"""The caller's ``outcome_schema`` (SPEC.md "Call create request") as one value: compiled once
+from its definition, it validates outcomes, reads spoken answers and gives its JSON Schema.
 
-Pure and framework-free: stdlib only. Every problem is collected, never just the first.
+Pure and framework-free: stdlib only. Every problem is collected, never just the first. The
+field types themselves are described in ``outcome_types``.
 """
 
 from __future__ import annotations
 
 import copy
-import math
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
 from typing import Any
 
-from domain.calls import spoken_answers
+from domain.calls.outcome_types import (
+    ENUM,
+    FIELD_NAME_PATTERN,
+    FIELD_NAME_RULE,
+    FIELD_TYPES,
+    Fault,
+    field_type,
+    is_field_name,
+    types_summary,
+)
 from domain.errors import OutcomeInvalidError, OutcomeSchemaError, Problem
 
-BOOLEAN, STRING, DATETIME, DATE, INTEGER, NUMBER, ENUM, ARRAY = (
-    "boolean", "string", "datetime", "date", "integer", "number", "enum", "array",
-)
-FIELD_TYPES = (BOOLEAN, STRING, DATETIME, DATE, INTEGER, NUMBER, ENUM, ARRAY)
 MAX_FIELDS = 50
 MAX_DESCRIPTION = 500
 DEFINITION_KEYS = ("type", "optional", "description", "values")
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-
-_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_JSON_TYPES = {
-    BOOLEAN: {"type": "boolean"},
-    STRING: {"type": "string"},
-    DATETIME: {"type": "string", "format": "date-time"},
-    DATE: {"type": "string", "format": "date"},
-    INTEGER: {"type": "integer"},
-    NUMBER: {"type": "number"},
-    ENUM: {"type": "string"},
-    ARRAY: {"type": "array", "items": {"type": "string"}},
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +40,28 @@ class FieldSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class CompiledSchema:
+class OutcomeSchema:
+    """Immutable: copies of it are itself. Two schemas are equal when their fields are."""
+
     fields: tuple[FieldSpec, ...]
     _json_schema: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def compile(cls, definition: Mapping[str, Any]) -> OutcomeSchema:
+        """From a request's definition, or ``OutcomeSchemaError`` listing every problem."""
+        return compile_schema(definition)
+
+    @classmethod
+    def of(cls, value: OutcomeSchema | Mapping[str, Any]) -> OutcomeSchema:
+        """The value itself, or one compiled from a definition (what events stored before the
+        value had its own transcoding)."""
+        return value if isinstance(value, OutcomeSchema) else compile_schema(value)
+
+    def __copy__(self) -> OutcomeSchema:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OutcomeSchema:
+        return self
 
     @property
     def json_schema(self) -> dict[str, Any]:
@@ -65,7 +75,7 @@ class CompiledSchema:
         raise KeyError(name)
 
     def to_definition(self) -> dict[str, dict[str, Any]]:
-        """The canonical request form: what an event stores and ``compile_schema`` accepts again."""
+        """The canonical request form: what an event stores and ``compile`` accepts again."""
         out: dict[str, dict[str, Any]] = {}
         for spec in self.fields:
             entry: dict[str, Any] = {"type": spec.type, "optional": spec.optional}
@@ -96,7 +106,7 @@ class CompiledSchema:
                 normalized[spec.name] = None
                 continue
             result = _check_value(spec, value)
-            if isinstance(result, _Fault):
+            if isinstance(result, Fault):
                 problems.extend(([spec.name, *loc], msg, kind) for loc, msg, kind in result.problems)
             else:
                 normalized[spec.name] = result
@@ -107,14 +117,42 @@ class CompiledSchema:
     def coerce(self, field: FieldSpec | str, text: str) -> Any:
         """A lenient reading of a spoken or typed answer as the field's type; None if undetermined."""
         spec = self.field(field) if isinstance(field, str) else field
-        candidate = spoken_answers.candidate(spec.type, text, spec.values or ())
+        candidate = field_type(spec.type).read(text, spec.values or ())
         if candidate is None:
             return None
         result = _check_value(spec, candidate)
-        return None if isinstance(result, _Fault) else result
+        return None if isinstance(result, Fault) else result
 
 
-def compile_schema(definition: Mapping[str, Any]) -> CompiledSchema:
+def definition_json_schema() -> dict[str, Any]:
+    """JSON Schema of a definition (what a request's ``outcome_schema`` looks like), for the docs;
+    ``compile_schema`` is what checks one."""
+    field_definition = {
+        "type": "object",
+        "title": "OutcomeFieldDefinition",
+        "required": ["type"],
+        "additionalProperties": False,
+        "properties": {
+            "type": {"type": "string", "enum": list(FIELD_TYPES), "description": "The value's type:\n" + types_summary()},
+            "optional": {"type": "boolean", "default": False,
+                         "description": "An optional field may be absent or null in the outcome."},
+            "description": {"type": "string", "maxLength": MAX_DESCRIPTION,
+                            "description": "What the field means; the agent reads it."},
+            "values": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                       "uniqueItems": True, "description": f"The allowed values; for type `{ENUM}` only (required there)."},
+        },
+    }
+    return {
+        "type": "object",
+        "description": "The outcome to reach: a map of field name to field definition, in order.",
+        "minProperties": 1,
+        "maxProperties": MAX_FIELDS,
+        "propertyNames": {"pattern": FIELD_NAME_PATTERN},
+        "additionalProperties": field_definition,
+    }
+
+
+def compile_schema(definition: Mapping[str, Any]) -> OutcomeSchema:
     if not isinstance(definition, Mapping):
         raise OutcomeSchemaError([([], "outcome_schema must be an object of field definitions", "dict_type")])
     problems: list[Problem] = []
@@ -125,14 +163,14 @@ def compile_schema(definition: Mapping[str, Any]) -> CompiledSchema:
     specs: list[FieldSpec] = []
     for name, raw in definition.items():
         found = len(problems)
-        if not isinstance(name, str) or _FIELD_NAME.fullmatch(name) is None:
-            problems.append(([_loc(name)], "field names must match ^[a-z][a-z0-9_]{0,63}$", "field_name_invalid"))
+        if not is_field_name(name):
+            problems.append(([_loc(name)], FIELD_NAME_RULE, "field_name_invalid"))
         spec = _compile_field(_loc(name), raw, problems)
         if spec is not None and len(problems) == found:
             specs.append(spec)
     if problems:
         raise OutcomeSchemaError(problems)
-    return CompiledSchema(fields=tuple(specs), _json_schema=_json_schema(specs))
+    return OutcomeSchema(fields=tuple(specs), _json_schema=_json_schema(specs))
 
 
 def _compile_field(name: str | int, raw: Any, problems: list[Problem]) -> FieldSpec | None:
@@ -191,7 +229,7 @@ def _compile_values(name: str | int, type_: Any, raw: Mapping[str, Any], problem
 def _json_schema(specs: list[FieldSpec]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for spec in specs:
-        prop = copy.deepcopy(_JSON_TYPES[spec.type])
+        prop = copy.deepcopy(dict(field_type(spec.type).json_schema))
         if spec.values is not None:
             prop["enum"] = list(spec.values)
         if spec.optional:  # optional fields may be absent or null
@@ -210,98 +248,8 @@ def _json_schema(specs: list[FieldSpec]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class _Fault:
-    problems: list[tuple[list[str | int], str, str]]
-
-
-def _fault(message: str, kind: str) -> _Fault:
-    return _Fault([([], message, kind)])
-
-
-def _check_boolean(spec: FieldSpec, value: Any) -> Any:
-    return value if isinstance(value, bool) else _fault("must be true or false", "bool_type")
-
-
-def _check_string(spec: FieldSpec, value: Any) -> Any:
-    return value if isinstance(value, str) else _fault("must be a string", "string_type")
-
-
-def _check_integer(spec: FieldSpec, value: Any) -> Any:
-    if isinstance(value, bool):
-        return _fault("must be an integer, not a boolean", "int_type")
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return _fault("must be an integer", "int_type")
-
-
-def _check_number(spec: FieldSpec, value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return _fault("must be a number", "float_type")
-    if isinstance(value, float) and not math.isfinite(value):
-        return _fault("must be a finite number", "finite_number")
-    return int(value) if isinstance(value, int) else float(value)
-
-
-def _check_enum(spec: FieldSpec, value: Any) -> Any:
-    if not isinstance(value, str):
-        return _fault("must be a string", "string_type")
-    if value not in (spec.values or ()):
-        return _fault(f"must be one of {', '.join(map(repr, spec.values or ()))}", "enum")
-    return value
-
-
-def _check_datetime(spec: FieldSpec, value: Any) -> Any:
-    if not isinstance(value, str):
-        return _fault("must be an ISO 8601 date-time string", "string_type")
-    try:
-        parsed = datetime.fromisoformat(value) if value.isascii() and "T" in value.upper() else None
-    except ValueError:
-        parsed = None
-    if parsed is None:
-        return _fault("must be an ISO 8601 date-time such as 2026-03-08T14:30:00Z", "datetime_parsing")
-    if parsed.tzinfo is None or parsed.utcoffset() is None:
-        return _fault("must include a time zone offset (Z or +HH:MM)", "timezone_aware")
-    try:
-        utc = parsed.astimezone(timezone.utc)
-    except OverflowError:
-        return _fault("is out of range once converted to UTC", "datetime_parsing")
-    return utc.replace(tzinfo=None).isoformat() + "Z"
-
-
-def _check_date(spec: FieldSpec, value: Any) -> Any:
-    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
-        return _fault("must be a date as YYYY-MM-DD", "date_parsing")
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return _fault("is not a real calendar date", "date_parsing")
-    return value
-
-
-def _check_array(spec: FieldSpec, value: Any) -> Any:
-    if not isinstance(value, list | tuple):
-        return _fault("must be an array of strings", "list_type")
-    bad = [([i], "must be a string", "string_type") for i, item in enumerate(value) if not isinstance(item, str)]
-    return _Fault(bad) if bad else list(value)
-
-
-_CHECKS: dict[str, Callable[[FieldSpec, Any], Any]] = {
-    BOOLEAN: _check_boolean,
-    STRING: _check_string,
-    DATETIME: _check_datetime,
-    DATE: _check_date,
-    INTEGER: _check_integer,
-    NUMBER: _check_number,
-    ENUM: _check_enum,
-    ARRAY: _check_array,
-}
-
-
 def _check_value(spec: FieldSpec, value: Any) -> Any:
-    return _CHECKS[spec.type](spec, value)
+    return field_type(spec.type).check(value, spec.values or ())
 
 
 def _loc(key: Any) -> str | int:

@@ -1,12 +1,14 @@
-"""Lenient readings of a spoken or typed answer as an outcome field's type (for the scripted agent).
+"""Lenient readings of a spoken or typed answer, one per outcome field type (for the scripted agent).
 
-Returns a JSON candidate or None when the answer does not settle a value; ``outcome_schema``
-validates and normalizes the candidate. Pure: stdlib only.
+Each returns a JSON candidate or None when the answer does not settle a value; the type's check
+(``outcome_types``) validates and normalizes the candidate. Pure: stdlib only.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -42,28 +44,54 @@ _NO_ANSWER = re.compile(
 )
 
 
-def candidate(type_: str, text: str, values: tuple[str, ...] = ()) -> Any:
-    if not isinstance(text, str) or not text.strip():
+def _answer(reading: Callable[[str, tuple[str, ...]], Any]) -> Callable[[str, tuple[str, ...]], Any]:
+    """A blank or non-text answer settles nothing; the reading sees the answer stripped."""
+
+    @functools.wraps(reading)
+    def read(text: str, values: tuple[str, ...] = ()) -> Any:
+        if not isinstance(text, str) or not text.strip():
+            return None
+        return reading(text.strip(), values)
+
+    return read
+
+
+@_answer
+def boolean(text: str, _: tuple[str, ...]) -> bool | None:
+    return _boolean(text)
+
+
+@_answer
+def number(text: str, _: tuple[str, ...]) -> int | float | None:
+    return _number(text)
+
+
+@_answer
+def enum(text: str, values: tuple[str, ...]) -> str | None:
+    return _enum(text, values)
+
+
+@_answer
+def datetime(text: str, _: tuple[str, ...]) -> str | None:
+    return _single(_ISO_DATETIME.findall(text))
+
+
+@_answer
+def date(text: str, _: tuple[str, ...]) -> str | None:
+    return _single(_ISO_DATE.findall(text))
+
+
+@_answer
+def array(text: str, _: tuple[str, ...]) -> list[str] | None:
+    if _admits_not_knowing(text):
         return None
-    text = text.strip()
-    if type_ == "boolean":
-        return _boolean(text)
-    if type_ in ("integer", "number"):
-        return _number(text)
-    if type_ == "enum":
-        return _enum(text, values)
-    if type_ == "datetime":
-        return _single(_ISO_DATETIME.findall(text))
-    if type_ == "date":
-        return _single(_ISO_DATE.findall(text))
-    if type_ in ("array", "string") and _admits_not_knowing(text):
-        return None
-    if type_ == "array":
-        items = [item.strip(_TRAILING) for item in _LIST_SEPARATOR.split(text.strip(_TRAILING))]
-        return [item for item in items if item] or None
-    if type_ == "string":
-        return text
-    return None
+    items = [item.strip(_TRAILING) for item in _LIST_SEPARATOR.split(text.strip(_TRAILING))]
+    return [item for item in items if item] or None
+
+
+@_answer
+def string(text: str, _: tuple[str, ...]) -> str | None:
+    return None if _admits_not_knowing(text) else text
 
 
 def _admits_not_knowing(text: str) -> bool:

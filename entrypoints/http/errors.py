@@ -27,6 +27,7 @@ from application.errors import (
     UpstreamUnavailableError,
     ValidationFailedError,
 )
+from domain.errors import RequestRuleError
 
 log = structlog.get_logger(__name__)
 
@@ -131,6 +132,11 @@ def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -
     return Response(error_body(exc.code, exc.message), status_code=status, headers=headers or None)
 
 
+def handle_request_rule(request: Request[Any, Any, Any], exc: RequestRuleError) -> Response[Any]:
+    """A domain rule refused the request body: its problems, located in the body."""
+    return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.within(["body"])])
+
+
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.error("request.failed", path=request.url.path, exc_info=exc)
     return Response(error_body("internal_error", "internal error"), status_code=500)
@@ -140,5 +146,6 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     ValidationException: handle_validation,
     HTTPException: handle_http,
     ApplicationError: handle_application,
+    RequestRuleError: handle_request_rule,
     Exception: handle_unexpected,
 }

@@ -37,7 +37,7 @@ def call_record(call: Call) -> dict[str, Any]:
         "language": call.language,
         "consent_type": call.consent_type,
         "answered_by": call.answered_by,
-        "outcome_schema": call.outcome_schema,
+        "outcome_schema": call.outcome_schema.to_definition(),
         "metadata": call.metadata,
         "variables": call.variables,
     }

@@ -15,7 +15,8 @@ PRINCIPAL = Principal(kind=API_KEY, tenant_id=TENANT, user_id="usr_" + "e" * 32,
 
 def ended_call(container, clock) -> Call:
     call = Call(tenant_id=TENANT, call_id="cll_" + "1" * 32, direction="outbound", mode="simulated",
-                to="+442071838750", from_number="+15005550006", objective="Check", outcome_schema={},
+                to="+442071838750", from_number="+15005550006", objective="Check",
+                outcome_schema={"ok": {"type": "boolean"}},
                 consent_type="prior_express", consent_record_id=None, voice_id=None, voice_engine="alpha_25",
                 language="en-US", metadata={"k": "v"}, variables={}, simulation=None, created_by="test",
                 max_duration_seconds=600, at=clock())

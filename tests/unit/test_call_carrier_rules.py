@@ -15,7 +15,8 @@ LATER = NOW + timedelta(seconds=30)
 
 def running_call(mode: str = "live") -> Call:
     call = Call(tenant_id="ten_" + "c" * 32, call_id="cll_" + "2" * 32, direction="outbound", mode=mode,
-                to="+442071838750", from_number="+15005550006", objective="Check", outcome_schema={},
+                to="+442071838750", from_number="+15005550006", objective="Check",
+                outcome_schema={"ok": {"type": "boolean"}},
                 consent_type="prior_express", consent_record_id=None, voice_id=None, voice_engine="alpha_25",
                 language="en-US", metadata={}, variables={}, simulation=None, created_by="test",
                 max_duration_seconds=600, at=NOW)

@@ -5,6 +5,7 @@ Compile once and list every problem; validate outcomes strictly; coerce spoken a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import datetime, timedelta, timezone
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.calls.outcome_schema import FIELD_TYPES, CompiledSchema, FieldSpec, compile_schema
+from domain.calls.outcome_schema import FIELD_TYPES, FieldSpec, OutcomeSchema, compile_schema
 from domain.errors import OutcomeInvalidError, OutcomeSchemaError
 
 UTC = timezone.utc
@@ -46,7 +47,7 @@ def problems_of(definition: Any) -> list[tuple[list[str | int], str]]:
     return [(loc, kind) for loc, _msg, kind in caught.value.problems]
 
 
-def outcome_problems(schema: CompiledSchema, outcome: Any) -> list[tuple[list[str | int], str]]:
+def outcome_problems(schema: OutcomeSchema, outcome: Any) -> list[tuple[list[str | int], str]]:
     with pytest.raises(OutcomeInvalidError) as caught:
         schema.validate(outcome)
     assert caught.value.code == "outcome_invalid"
@@ -329,7 +330,7 @@ def conforming_value(spec: FieldSpec) -> st.SearchStrategy[tuple[Any, Any]]:
 
 
 @st.composite
-def schema_and_outcome(draw: st.DrawFn) -> tuple[CompiledSchema, dict[str, Any], dict[str, Any]]:
+def schema_and_outcome(draw: st.DrawFn) -> tuple[OutcomeSchema, dict[str, Any], dict[str, Any]]:
     schema = compile_schema(draw(schemas))
     sent: dict[str, Any] = {}
     expected: dict[str, Any] = {}
@@ -531,3 +532,22 @@ def test_property_a_plainly_written_value_coerces_back_to_itself(data):
         value = data.draw(st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True).filter(lambda w: w != "and"), min_size=1, max_size=4))
         text = ", ".join(value)
     assert COERCE.coerce(spec, text) == value
+
+
+@settings(max_examples=100)
+@given(schemas)
+def test_property_the_stored_form_rebuilds_an_equal_value_new_or_old(definition):
+    """docs/events.md Queued: ``{"_type_": "outcome_schema", "_data_": <definition>}``, or the plain
+    definition of events stored before; both read back as the same value."""
+    from eventsourcing.persistence import JSONTranscoder
+
+    from application.calling.app import OutcomeSchemaAsDefinition
+
+    transcoder = JSONTranscoder()
+    transcoder.register(OutcomeSchemaAsDefinition())
+    schema = OutcomeSchema.compile(definition)
+    stored = transcoder.encode({"outcome_schema": schema})
+    assert json.loads(stored) == {"outcome_schema": {"_type_": "outcome_schema", "_data_": schema.to_definition()}}
+    assert transcoder.decode(stored)["outcome_schema"] == schema
+    old = transcoder.decode(transcoder.encode({"outcome_schema": schema.to_definition()}))["outcome_schema"]
+    assert OutcomeSchema.of(old) == schema

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from domain.calls.outcome_schema import definition_json_schema
+from domain.calls.outcome_types import FIELD_NAME_PATTERN
 from entrypoints.http.schemas.text import safe_text
 
 AnsweredBy = Literal[
@@ -19,7 +21,7 @@ Text = Annotated[str, AfterValidator(safe_text)]
 Objective = Annotated[str, StringConstraints(min_length=1, max_length=4000), AfterValidator(safe_text)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(safe_text)]
 Language = Annotated[str, StringConstraints(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}$", max_length=35)]
-FieldName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+FieldName = Annotated[str, StringConstraints(pattern=FIELD_NAME_PATTERN)]
 VariableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 VariableValue = Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)]
 MAX_METADATA_BYTES = 16_384
@@ -37,6 +39,9 @@ def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
+# Documented from the domain's type table, checked by the domain alone (its 422s, every problem):
+# a pydantic model here would answer the same faults in other words.
+OutcomeSchemaDefinition = Annotated[dict[str, Any], Field(json_schema_extra=definition_json_schema())]
 Variables = Annotated[dict[VariableName, VariableValue], Field(max_length=50)]
 
 
@@ -54,7 +59,7 @@ class CallOptions(Strict):
     """Fields a single call and a batch share."""
 
     objective: Objective
-    outcome_schema: dict[str, Any]
+    outcome_schema: OutcomeSchemaDefinition
     consent_type: Annotated[str, StringConstraints(max_length=64)] | None = None
     voice_id: ShortText | None = None
     voice_engine: Literal["alpha_25", "alpha_31"] | None = None
