@@ -20,9 +20,9 @@ from domain.accounts.tenant import Tenant
 from domain.accounts.user import User
 from domain.errors import DomainError
 from entrypoints.bootstrap import Container, bootstrap, bootstrap_memory
-from tests.conftest import FAST_HASHER, PASSWORD
 from tests.fakes.clock import FakeClock
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.setup import FAST_HASHER, PASSWORD
 
 
 @pytest.fixture(params=["popo", "postgres"])

@@ -37,10 +37,10 @@ from entrypoints.bootstrap import Container
 from entrypoints.http.app import create_app
 from entrypoints.workers.call_runner import CallRunner
 from entrypoints.workers.kafka_mode import KafkaSettings, Workers, kafka_reactors, relays
-from tests.conftest import PASSWORD, approve, signup
-from tests.contract.calls_support import call_body
 from tests.fakes.clock import FakeClock
 from tests.kafka_support import Broker, kafka_broker, read_topics, started_broker, wait_until  # noqa: F401
+from tests.support.call_requests import call_body
+from tests.support.setup import PASSWORD, approve, signup
 
 TENANT = "ten_" + "b" * 32
 
