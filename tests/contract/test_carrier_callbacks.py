@@ -12,12 +12,11 @@ from urllib.parse import urlencode
 from xml.etree import ElementTree
 
 import pytest
-from litestar.testing import TestClient
 from twilio.request_validator import RequestValidator
 
 from adapters.speech.loopback import SILENCE, UtteranceDecoder, encode_utterance
 from domain.calls.call import Call
-from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
+from tests.fakes.twilio.rest import FakeAccount
 from tests.support.call_requests import LONDON, call_body
 from tests.support.setup import Account, carrier_tenant
 from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures

@@ -4,10 +4,7 @@ sealed; the caller number must be one of the account's numbers."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from litestar.testing import TestClient
 
 from tests.fakes.twilio.rest import FakeAccount
 from tests.support.call_requests import call_body, only_problem
