@@ -1,10 +1,10 @@
-"""Shared fixtures: a real PostgreSQL per test (own schema), fakes for clock and e-mail, the app."""
+"""Shared fixtures: a real PostgreSQL per test (own schema), fakes for clock and e-mail, the app.
+Set-up steps (sign-up, approval, carrier credentials) live in ``tests/support/setup.py``."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,6 @@ import pytest
 import structlog
 from litestar.testing import TestClient
 
-from adapters.crypto.passwords import ScryptPasswordHasher
 from adapters.email.outbox import MemoryEmailSender
 from adapters.postgres.database import DatabaseConfig
 from entrypoints.bootstrap import Container, bootstrap, bootstrap_memory
@@ -21,10 +20,7 @@ from entrypoints.logging import configure
 from entrypoints.settings import Settings
 from tests.fakes.clock import FakeClock
 from tests.postgres import drop_schema, find_server, fresh_schema
-
-# Cheap scrypt for speed; the production cost is exercised in tests/unit/test_passwords.py.
-FAST_HASHER = ScryptPasswordHasher(n=2**10)
-PASSWORD = "correct horse battery"
+from tests.support.setup import FAST_HASHER, Account, approve, signup
 
 
 @pytest.fixture
@@ -86,37 +82,6 @@ def memory_container(settings: Settings, clock: FakeClock, mail: MemoryEmailSend
 def client(container: Container) -> Iterator[TestClient[Any]]:
     with TestClient(create_app(container), raise_server_exceptions=False) as test_client:
         yield test_client
-
-
-@dataclass
-class Account:
-    user_id: str
-    tenant_id: str
-    email: str
-    key_id: str
-    api_key: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"}
-
-
-_counter = {"n": 0}
-
-
-def signup(client: TestClient[Any], email: str | None = None, password: str = PASSWORD) -> Account:
-    _counter["n"] += 1
-    email = email or f"user{_counter['n']}@example.com"
-    response = client.post("/auth/signup", json={"email": email, "password": password})
-    assert response.status_code == 201, response.text
-    body = response.json()
-    return Account(body["user_id"], body["tenant_id"], body["email"], body["key_id"], body["api_key"])
-
-
-def approve(container: Container, account: Account) -> None:
-    from application.accounts.administration import approve_user
-
-    approve_user(container.accounts, account.user_id, by="test")
 
 
 @pytest.fixture

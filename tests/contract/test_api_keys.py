@@ -11,8 +11,8 @@ from litestar.testing import TestClient
 
 from entrypoints.bootstrap import bootstrap
 from entrypoints.http.app import create_app
-from tests.conftest import FAST_HASHER, PASSWORD, approve, signup
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.setup import FAST_HASHER, PASSWORD, approve, signup
 
 SECRET = re.compile(r"^sk_live_[A-Za-z0-9_-]{32}$")
 NUMBER_A = "0f8fad5b-d9cb-469f-a165-70867728950e"

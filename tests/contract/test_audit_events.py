@@ -15,7 +15,7 @@ from litestar.testing import TestClient
 
 from application.accounts import registration
 from entrypoints.http.app import create_app
-from tests.conftest import PASSWORD, approve, signup
+from tests.support.setup import PASSWORD, approve, signup
 
 
 def bearer(secret: str) -> dict[str, str]:

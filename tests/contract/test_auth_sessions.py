@@ -10,8 +10,8 @@ from typing import Any
 from litestar.testing import TestClient
 
 from adapters.email.outbox import MemoryEmailSender
-from tests.conftest import PASSWORD, signup
-from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import PASSWORD, signup
+from tests.support.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 # One app for the module: every test signs up its own account, so they do not see each other;
 # moving the shared clock forward only ever ages tokens of the test that moves it.

@@ -11,8 +11,7 @@ from litestar.testing import TestClient
 from application.calling import batch as batch_use_case
 from domain.calls.idempotency import IdempotencyRecord
 from entrypoints.bootstrap import Container
-from tests.conftest import Account
-from tests.contract.calls_support import (
+from tests.support.call_requests import (
     ABSENT,
     LONDON,
     LONDON_2,
@@ -21,14 +20,13 @@ from tests.contract.calls_support import (
     SCHEMA,
     batch_body,
     error_code,
-    new_tenant,
     only_problem,
     problems,
     queued_call_ids,
     queued_notification_ids,
-    scoped_key,
 )
-from tests.contract.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import Account, new_tenant, scoped_key
+from tests.support.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
 
 
 @pytest.fixture(scope="module")

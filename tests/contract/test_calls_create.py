@@ -18,20 +18,18 @@ from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from adapters.postgres.database import DatabaseConfig
 from domain.calls.engine_choice import VoiceRouting
 from entrypoints.bootstrap import Container
-from tests.conftest import Account
-from tests.contract.calls_support import (
+from tests.support.call_requests import (
     ABSENT,
     LONDON,
     NEW_YORK,
     call_body,
     error_code,
-    new_tenant,
     only_problem,
     problems,
     queued_call_ids,
-    scoped_key,
 )
-from tests.contract.shared_app import app, client, container, shared_app  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import Account, new_tenant, scoped_key
+from tests.support.shared_app import app, client, container, shared_app  # noqa: F401 - module-scoped fixtures
 
 CALL_ID = re.compile(r"^cll_[0-9a-f]{32}$")
 DECIMAL = re.compile(r"^-?[0-9]+\.[0-9]{4}$")

@@ -11,9 +11,9 @@ import pytest
 from litestar.testing import TestClient
 
 from entrypoints.bootstrap import Container
-from tests.conftest import Account
-from tests.contract.calls_support import LONDON, LONDON_2, LONDON_3, call_body, new_tenant, scoped_key, wait_until_ended
-from tests.contract.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
+from tests.support.call_requests import LONDON, LONDON_2, LONDON_3, call_body, wait_until_ended
+from tests.support.setup import Account, new_tenant, scoped_key
+from tests.support.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
 
 CSV_COLUMNS = ["call_id", "created_at", "to", "from", "objective", "status", "confidence", "duration_seconds",
                "cost_total", "error_code", "recording_url"]

@@ -21,18 +21,11 @@ from application.calling.lifecycle import WATCHDOG_GRACE, fail_overdue
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.http.app import create_app
 from entrypoints.settings import Settings
-from tests.conftest import FAST_HASHER, Account
-from tests.contract.calls_support import (
-    LONDON,
-    call_body,
-    error_code,
-    new_tenant,
-    scoped_key,
-    wait_until_ended,
-)
-from tests.contract.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
 from tests.fakes.clock import FakeClock
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.call_requests import LONDON, call_body, error_code, wait_until_ended
+from tests.support.setup import FAST_HASHER, Account, new_tenant, scoped_key
+from tests.support.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
 
 SCHEMA = {
     "confirmed": {"type": "boolean"},

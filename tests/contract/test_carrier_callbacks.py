@@ -12,33 +12,20 @@ from urllib.parse import urlencode
 from xml.etree import ElementTree
 
 import pytest
-from litestar.testing import TestClient
 from twilio.request_validator import RequestValidator
 
 from adapters.speech.loopback import SILENCE, UtteranceDecoder, encode_utterance
 from domain.calls.call import Call
-from tests.conftest import Account
-from tests.contract.calls_support import LONDON, call_body, new_tenant
-from tests.contract.carrier_app import app, client, container, fake  # noqa: F401 - fixtures
-from tests.fakes.twilio.rest import FakeAccount, FakeTwilio
+from tests.fakes.twilio.rest import FakeAccount
+from tests.support.call_requests import LONDON, call_body
+from tests.support.setup import Account, carrier_tenant
+from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
 
 NUMBERS = [("+14155550100", "Front desk")]
 OTHER_NUMBERS = [("+14155550199", "Elsewhere")]
 
 
 APP_SETTINGS = {"voice_profiles": {"alpha_31": {"transport": "stream"}}}  # alpha_31 streams audio
-
-
-def carrier_tenant(client: TestClient[Any], container: Any, fake: FakeTwilio,
-                   numbers: list[tuple[str, str]]) -> tuple[Account, FakeAccount]:
-    tenant = new_tenant(client, container)
-    account = fake.add_account(numbers=numbers)
-    verified = client.post("/v1/providers/carrier/verify", headers=tenant.headers,
-                           json={"account_sid": account.sid, "auth_token": account.auth_token})
-    assert verified.status_code == 200, verified.text
-    assert client.post("/v1/providers/select-number", json={"e164": numbers[0][0]},
-                       headers=tenant.headers).status_code == 200
-    return tenant, account
 
 
 @pytest.fixture(scope="module")

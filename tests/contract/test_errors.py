@@ -16,8 +16,8 @@ from litestar.testing import TestClient
 
 from application.accounts.registration import register
 from entrypoints.bootstrap import Container
-from tests.conftest import PASSWORD, Account, approve, signup
-from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import PASSWORD, Account, approve, signup
+from tests.support.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 # --- one app for the whole module: these tests only read shapes, so they can share it -------
 

@@ -11,10 +11,10 @@ from litestar.testing import TestClient
 
 from application.numbers.lookups import number_for_e164, tenant_number
 from entrypoints.bootstrap import Container
-from tests.conftest import Account
-from tests.contract.calls_support import error_code, new_tenant, only_problem, problems, scoped_key
-from tests.contract.carrier_app import app, client, container, fake  # noqa: F401 - fixtures
 from tests.fakes.twilio.rest import FakeTwilio
+from tests.support.call_requests import error_code, only_problem, problems
+from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key
+from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
 
 LONDON, LONDON_2 = "+442071838750", "+442079460958"
 NUMBER_FIELDS = {"id", "e164", "source", "active", "objective", "greeting", "persona", "outcome_schema",
@@ -31,12 +31,8 @@ def numbers() -> list[str]:
 
 def tenant_holding(client: TestClient[Any], container: Container, fake: FakeTwilio, held: list[str]) -> Account:
     """An approved tenant whose verified carrier account holds ``held``."""
-    account = new_tenant(client, container)
-    carrier = fake.add_account(friendly_name="Acme Dental", numbers=[(n, f"Line {n[-4:]}") for n in held])
-    verified = client.post("/v1/providers/carrier/verify", headers=account.headers,
-                           json={"account_sid": carrier.sid, "auth_token": carrier.auth_token})
-    assert verified.status_code == 200, verified.text
-    return account
+    numbers = [(n, f"Line {n[-4:]}") for n in held]
+    return carrier_tenant(client, container, fake, numbers, friendly_name="Acme Dental", select=False)[0]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 from litestar.testing import TestClient
 
-from tests.conftest import Account, signup
-from tests.contract.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import Account, signup
+from tests.support.shared_app import app, client, container, mail  # noqa: F401 - module-scoped fixtures
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 

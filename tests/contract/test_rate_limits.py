@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 
 from entrypoints.bootstrap import bootstrap
 from entrypoints.http.app import create_app
-from tests.conftest import FAST_HASHER, PASSWORD
+from tests.support.setup import FAST_HASHER, PASSWORD
 
 LIMIT = 60  # SPEC.md Limits: the example response shows a limit header of 60 (default tier)
 WINDOW_END = 1793620860  # 2026-11-02T12:01:00Z: the FakeClock starts at 12:00:00

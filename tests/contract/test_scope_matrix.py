@@ -23,7 +23,7 @@ from domain.accounts import scopes
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import AuthMiddleware, principal_of, requires_scope
 from entrypoints.http.errors import EXCEPTION_HANDLERS
-from tests.conftest import PASSWORD
+from tests.support.setup import PASSWORD
 
 NUMBER_A = "0f8fad5b-d9cb-469f-a165-70867728950e"
 NUMBER_B = "7c9e6679-7425-40de-944b-e07fc1f90ae7"

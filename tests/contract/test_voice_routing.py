@@ -13,19 +13,17 @@ from litestar.testing import TestClient
 from application.accounts import registration
 from domain.calls.engine_choice import VoiceDefaults, VoiceRouting, weights_from
 from entrypoints.bootstrap import Container
-from tests.conftest import PASSWORD, Account, signup
-from tests.contract.calls_support import (
+from tests.support.call_requests import (
     LONDON,
     LONDON_2,
     call_body,
     error_code,
-    new_tenant,
     only_problem,
     problems,
-    scoped_key,
     wait_until_ended,
 )
-from tests.contract.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
+from tests.support.setup import PASSWORD, Account, new_tenant, scoped_key, signup
+from tests.support.shared_app import app, client, container  # noqa: F401 - module-scoped fixtures
 
 DEFAULTS = {"voice_engine_default": "alpha_25", "voice_ab_weights": {"alpha_25": 1.0, "alpha_31": 1.0}}
 

@@ -20,10 +20,10 @@ from litestar.testing import TestClient
 
 from adapters.postgres.database import DatabaseConfig
 from entrypoints.bootstrap import Container
-from tests.conftest import Account
-from tests.contract.calls_support import batch_body, call_body, new_tenant, only_problem, scoped_key
-from tests.contract.shared_app import shared_app
 from tests.fakes.receiver import Answer, Receiver
+from tests.support.call_requests import batch_body, call_body, only_problem
+from tests.support.setup import Account, new_tenant, scoped_key
+from tests.support.shared_app import shared_app
 
 DEV_FLAGS = {"webhook_allow_private": True, "webhook_allow_http": True, "webhook_timeout_seconds": 0.5}
 
@@ -351,7 +351,7 @@ def test_a_pending_delivery_cannot_be_retried_by_hand(client, tenant, receivers)
 
 def test_two_dispatchers_never_send_one_attempt_twice(client, container, tenant, receivers, settings_for_second):
     from entrypoints.bootstrap import bootstrap
-    from tests.conftest import FAST_HASHER
+    from tests.support.setup import FAST_HASHER
 
     hook = receiver(receivers)
     register(client, tenant, hook.url)
@@ -390,7 +390,7 @@ def test_a_slow_endpoint_does_not_hold_up_a_healthy_one(client, tenant, receiver
 def test_the_development_flags_are_announced_loudly_at_start(db, tmp_path, clock, mail, service_log):
     from entrypoints.bootstrap import bootstrap
     from entrypoints.settings import Settings
-    from tests.conftest import FAST_HASHER
+    from tests.support.setup import FAST_HASHER
 
     quiet = bootstrap(Settings(data_dir=tmp_path / "a", secret_key="k" * 32), database=db, clock=clock, email=mail,
                       hasher=FAST_HASHER, projections=False)

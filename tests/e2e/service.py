@@ -1,6 +1,8 @@
-"""Runs ``callwright`` as child processes for the end-to-end tests: serve, wait, stop, operator CLI.
+"""Runs ``callwright`` as child processes for the end-to-end tests: serve, wait, stop, operator CLI,
+and the set-up steps against a running server (sign-up, approval by CLI, carrier credentials).
 
-Only processes started here are ever signalled, by their pid (or their own process group).
+Only processes started here are ever signalled, by their pid (or their own process group). The
+in-process flavour of the set-up steps is ``tests/support/setup.py``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+from tests.fakes.twilio.rest import FakeAccount
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
 CLI_TIMEOUT = 60.0
+PASSWORD = "correct horse battery"
 
 
 def callwright_executable() -> str:
@@ -130,3 +136,44 @@ class ServeProcess:
             os.kill(int(pid_file.read_text().split()[0]), signal.SIGINT)  # PostgreSQL's fast shutdown
         except (ValueError, IndexError, ProcessLookupError, PermissionError):
             pass
+
+
+def start(env: dict[str, str], port: int, workdir: Path, n: int) -> ServeProcess:
+    """The ``n``-th ``callwright serve`` of a test on ``port``, ready; its log is ``serve-<n>.log``."""
+    server = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
+                          log_path=workdir / f"serve-{n}.log")
+    server.wait_ready()
+    return server
+
+
+def bearer(secret: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def signup(http: httpx.Client, email: str) -> dict[str, Any]:
+    """``POST /auth/signup``: the new tenant's ids and its initial key."""
+    response = http.post("/auth/signup", json={"email": email, "password": PASSWORD})
+    assert response.status_code == 201, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def approve_with_cli(env: Mapping[str, str], email: str) -> None:
+    done = run_cli(env, "admin", "approve", email)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{email}: approved"
+
+
+def approved_key(server: ServeProcess, email: str) -> str:
+    """Sign up ``email`` on the server, approve it with the operator CLI; its initial key's secret."""
+    with server.client() as http:
+        secret = signup(http, email)["api_key"]
+    approve_with_cli(server.env, email)
+    return str(secret)
+
+
+def use_carrier(server: ServeProcess, headers: dict[str, str], account: FakeAccount, caller: str) -> None:
+    """Verify the fake carrier account's credentials and choose ``caller`` as the caller number."""
+    with server.client() as http:
+        assert http.post("/v1/providers/carrier/verify", headers=headers, json={
+            "account_sid": account.sid, "auth_token": account.auth_token}).status_code == 200
+        assert http.post("/v1/providers/select-number", json={"e164": caller}, headers=headers).status_code == 200

@@ -20,7 +20,7 @@ import pytest
 from domain.calls import dialing_rules
 from domain.errors import DialingRuleError
 from entrypoints.cli.demo import CANDIDATES
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
+from tests.e2e.service import approved_key, base_env, bearer, free_port, start
 
 pytestmark = pytest.mark.e2e
 TRIALS = 10
@@ -51,13 +51,6 @@ def workdir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def start(env: dict[str, str], port: int, workdir: Path, n: int) -> ServeProcess:
-    server = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
-                          log_path=workdir / f"serve-{n}.log")
-    server.wait_ready()
-    return server
-
-
 def total_calls(http: httpx.Client, headers: dict[str, str]) -> int:
     return http.get("/v1/calls", headers=headers, params={"limit": 1}).json()["total"]
 
@@ -71,11 +64,7 @@ def test_a_batch_interrupted_by_a_crash_is_applied_exactly_once_after_a_retry(wo
     servers = [server]
     rng = random.Random(20261122)
     try:
-        with server.client() as http:
-            signup = http.post("/auth/signup", json={"email": "crash@example.com", "password": "correct horse battery"})
-            assert signup.status_code == 201, signup.text
-        assert run_cli(env, "admin", "approve", "crash@example.com").returncode == 0
-        headers = {"Authorization": f"Bearer {signup.json()['api_key']}"}
+        headers = bearer(approved_key(server, "crash@example.com"))
         numbers = destinations(datetime.now(timezone.utc))
         expected_total = 0
         outcomes = {"before_commit": 0, "after_commit": 0}

@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-import httpx
 import pytest
 
 from entrypoints.cli.demo import reachable_destination
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -45,20 +44,12 @@ def server() -> Iterator[ServeProcess]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def approved_key(server: ServeProcess, http: httpx.Client) -> str:
-    answer = http.post("/auth/signup", json={"email": "calls@example.com", "password": "correct horse battery"})
-    assert answer.status_code == 201, answer.text
-    done = run_cli(server.env, "admin", "approve", "calls@example.com")
-    assert done.returncode == 0, done.stderr
-    return answer.json()["api_key"]
-
-
 def test_a_simulated_call_runs_to_a_typed_outcome_and_is_listed_and_exported(server: ServeProcess) -> None:
     to = reachable_destination(datetime.now(timezone.utc))
     assert to is not None
+    key = approved_key(server, "calls@example.com")
+    headers = bearer(key)
     with server.client() as http:
-        key = approved_key(server, http)
-        headers = {"Authorization": f"Bearer {key}"}
         created = http.post("/v1/calls", headers={**headers, "Idempotency-Key": "walkthrough-1"}, json={
             "to": to, "objective": "Confirm the appointment and how to reach the patient", "consent_type": "prior_express",
             "outcome_schema": SCHEMA, "mode": "simulated", "simulation": {"facts": FACTS}, "metadata": {"crm_id": "A-17"},

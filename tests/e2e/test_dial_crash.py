@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
-from tests.e2e.test_batch_crash import start
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, start, use_carrier
 from tests.fakes.twilio import FakeTwilio, Scenario
 
 pytestmark = pytest.mark.e2e
@@ -42,15 +41,8 @@ def test_killing_the_dialer_after_dial_requested_never_dials_twice(workdir: Path
     calls: dict[str, tuple[str, bool]] = {}  # call id -> (destination, did the carrier create it)
     try:
         account = fake.add_account(numbers=[(CALLER, "Front desk")])
-        with server.client() as http:
-            signup = http.post("/auth/signup", json={"email": "dial@example.com", "password": "correct horse battery"})
-            assert signup.status_code == 201, signup.text
-        assert run_cli(env, "admin", "approve", "dial@example.com").returncode == 0
-        headers = {"Authorization": f"Bearer {signup.json()['api_key']}"}
-        with server.client() as http:
-            assert http.post("/v1/providers/carrier/verify", headers=headers, json={
-                "account_sid": account.sid, "auth_token": account.auth_token}).status_code == 200
-            assert http.post("/v1/providers/select-number", json={"e164": CALLER}, headers=headers).status_code == 200
+        headers = bearer(approved_key(server, "dial@example.com"))
+        use_carrier(server, headers, account, CALLER)
 
         for trial in range(TRIALS):
             to = f"+4420718387{20 + trial}"

@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
-from tests.e2e.test_batch_crash import start
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, start, use_carrier
 from tests.fakes.twilio import FakeAccount, FakeTwilio, Say, Scenario
 
 pytestmark = pytest.mark.e2e
@@ -63,15 +62,8 @@ def live() -> Iterator[Live]:
     server = start(env, port, workdir, 0)
     try:
         account = fake.add_account(numbers=[(CALLER, "Front desk")])
-        with server.client() as http:
-            signup = http.post("/auth/signup", json={"email": "live@example.com", "password": "correct horse battery"})
-            assert signup.status_code == 201, signup.text
-        assert run_cli(env, "admin", "approve", "live@example.com").returncode == 0
-        headers = {"Authorization": f"Bearer {signup.json()['api_key']}"}
-        with server.client() as http:
-            assert http.post("/v1/providers/carrier/verify", headers=headers, json={
-                "account_sid": account.sid, "auth_token": account.auth_token}).status_code == 200
-            assert http.post("/v1/providers/select-number", json={"e164": CALLER}, headers=headers).status_code == 200
+        headers = bearer(approved_key(server, "live@example.com"))
+        use_carrier(server, headers, account, CALLER)
         yield Live(server, fake, account, headers)
     finally:
         fake.close()

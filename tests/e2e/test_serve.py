@@ -18,11 +18,10 @@ from psycopg import sql
 
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.database import start_embedded as start_embedded_server
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
+from tests.e2e.service import PASSWORD, ServeProcess, approve_with_cli, base_env, bearer, free_port, run_cli, signup
 
 pytestmark = pytest.mark.e2e
 
-PASSWORD = "correct horse battery"
 Launch = Callable[..., ServeProcess]
 
 
@@ -60,22 +59,6 @@ def embedded_env(data_dir: Path, port: int) -> dict[str, str]:
 def start_embedded(launch: Launch, data_dir: Path) -> ServeProcess:
     port = free_port()
     return launch(embedded_env(data_dir, port), host="127.0.0.1", port=port, data_dir=data_dir)
-
-
-def signup(http: httpx.Client, email: str) -> dict[str, str]:
-    response = http.post("/auth/signup", json={"email": email, "password": PASSWORD})
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-def bearer(secret: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {secret}"}
-
-
-def approve_with_cli(env: Mapping[str, str], email: str) -> None:
-    done = run_cli(env, "admin", "approve", email)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"{email}: approved"
 
 
 def test_readme_walkthrough_and_the_data_survive_a_restart(launch: Launch, workdir: Path) -> None:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.service import ServeProcess, base_env, free_port, run_cli
-from tests.e2e.test_batch_crash import start
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, start
 from tests.fakes.receiver import Answer, Receiver
 
 pytestmark = pytest.mark.e2e
@@ -40,11 +39,7 @@ def test_killing_the_dispatcher_between_attempts_never_exceeds_four_attempts(wor
     servers: list[ServeProcess] = [server]
     rng = random.Random(20261122)
     try:
-        with server.client() as http:
-            signup = http.post("/auth/signup", json={"email": "hooks@example.com", "password": "correct horse battery"})
-            assert signup.status_code == 201, signup.text
-        assert run_cli(env, "admin", "approve", "hooks@example.com").returncode == 0
-        headers = {"Authorization": f"Bearer {signup.json()['api_key']}"}
+        headers = bearer(approved_key(server, "hooks@example.com"))
         with server.client() as http:
             endpoint = http.post("/v1/webhooks", json={"url": hook.url}, headers=headers).json()
         call = {"objective": "Webhook crash trial", "consent_type": "emergency", "mode": "simulated",

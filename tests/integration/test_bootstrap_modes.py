@@ -22,7 +22,7 @@ from entrypoints.bootstrap import (
 )
 from entrypoints.settings import Settings
 from entrypoints.workers.kafka_mode import KafkaSettings
-from tests.conftest import FAST_HASHER
+from tests.support.setup import FAST_HASHER
 from tests.fakes.clock import FakeClock
 
 REACTORS = {"call_runner", "live_settler", "webhook_scheduler"}

@@ -10,7 +10,7 @@ import time
 from adapters.scripted.brain import ScriptedExtractor
 from entrypoints.bootstrap import SCRIPTED_SIMULATIONS, bootstrap
 from entrypoints.workers.call_runner import CallRunner, _Workers
-from tests.conftest import FAST_HASHER
+from tests.support.setup import FAST_HASHER
 
 
 def runner_of(container) -> CallRunner:

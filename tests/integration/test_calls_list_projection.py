@@ -40,6 +40,7 @@ from projections.calls_list.queries import CallFilters, CallPage, export_rows, l
 from projections.calls_list.view import CONFIDENCE_BUCKETS, PREFIX_COUNTED, CallsListView
 from application.follower import ProjectionWorker
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.calls import queued_call
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
 MIDNIGHT = datetime(2026, 10, 1, tzinfo=timezone.utc)
@@ -73,7 +74,7 @@ def _direct_call(tenant_id: str, n: int) -> Call:
     """Call number ``n``: status, mode, direction, engine, number and measures all vary with ``n``;
     created_at repeats in threes (so the call_id tiebreak decides some orders) and spans 12 days."""
     created = BASE + timedelta(hours=5 * (n - n % 3))
-    call = Call(
+    call = queued_call(
         tenant_id=tenant_id, call_id=new_call_id(), direction="inbound" if n % 5 == 0 else "outbound",
         mode="simulated" if n % 4 == 0 else "live", to=f"{PREFIXES[n % 4]}{n:04d}", from_number="+15005550006",
         objective=OBJECTIVES.get(n, f"Confirm appointment number {n}"), outcome_schema={"ok": {"type": "boolean"}},

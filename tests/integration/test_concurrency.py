@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from application.accounts import authentication, keys, registration, sessions
 from application.errors import ConflictError
 from domain.accounts.api_key import ApiKey
-from tests.conftest import PASSWORD
+from tests.support.setup import PASSWORD
 
 
 def test_concurrent_signups_with_one_email_create_exactly_one_account(container):

@@ -24,7 +24,7 @@ from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.event_appender import AsyncEventAppender
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.settings import Settings
-from tests.conftest import FAST_HASHER
+from tests.support.setup import FAST_HASHER
 from tests.postgres import drop_schema, fresh_schema
 
 ROWS = "SELECT notification_id, originator_id, originator_version, topic, state FROM {} ORDER BY notification_id"

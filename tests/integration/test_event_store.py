@@ -20,9 +20,10 @@ from domain.accounts.tenant import Tenant
 from domain.accounts.user import User
 from domain.errors import DomainError
 from entrypoints.bootstrap import Container, bootstrap, bootstrap_memory
-from tests.conftest import FAST_HASHER, PASSWORD
 from tests.fakes.clock import FakeClock
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.calls import queued_call
+from tests.support.setup import FAST_HASHER, PASSWORD
 
 
 @pytest.fixture(params=["popo", "postgres"])
@@ -150,14 +151,14 @@ CALL_OPERATIONS = st.lists(
 def _call_life(ops: list[str], clock: FakeClock):
     from decimal import Decimal
 
-    from domain.calls.call import AGENT, CALLEE, Call, CallStateError, new_call_id
+    from domain.calls.call import AGENT, CALLEE, CallStateError, new_call_id
 
-    call = Call(tenant_id=ids.to_public(ids.TENANT, uuid.uuid4()), call_id=new_call_id(), direction="outbound",
-                mode="simulated", to="+442071838750", from_number="+15005550006", objective="Confirm",
-                outcome_schema={"ok": {"type": "boolean", "optional": False}}, consent_type="prior_express",
-                consent_record_id=None, voice_id=None, voice_engine="alpha_25", language="en-US",
-                metadata={"crm": {"id": 7}}, variables={"name": "Ada"}, simulation={"facts": {"ok": True}},
-                created_by="key_x", max_duration_seconds=600, at=clock())
+    call = queued_call(tenant_id=ids.to_public(ids.TENANT, uuid.uuid4()), call_id=new_call_id(), direction="outbound",
+                       mode="simulated", to="+442071838750", from_number="+15005550006", objective="Confirm",
+                       outcome_schema={"ok": {"type": "boolean", "optional": False}}, consent_type="prior_express",
+                       consent_record_id=None, voice_id=None, voice_engine="alpha_25", language="en-US",
+                       metadata={"crm": {"id": 7}}, variables={"name": "Ada"}, simulation={"facts": {"ok": True}},
+                       created_by="key_x", max_duration_seconds=600, at=clock())
     for op in ops:
         now = clock()
         try:

@@ -38,10 +38,11 @@ from entrypoints.http.app import create_app
 from entrypoints.workers.call_runner import CallRunner
 from entrypoints.bootstrap import kafka_reactors, relays
 from entrypoints.workers.kafka_mode import KafkaSettings, Workers
-from tests.conftest import PASSWORD, approve, signup
-from tests.contract.calls_support import call_body
 from tests.fakes.clock import FakeClock
 from tests.kafka_support import Broker, kafka_broker, read_topics, started_broker, wait_until  # noqa: F401
+from tests.support.call_requests import call_body
+from tests.support.calls import queued_call
+from tests.support.setup import PASSWORD, approve, signup
 
 TENANT = "ten_" + "b" * 32
 
@@ -77,12 +78,12 @@ def complete_calls(container: Container, clock: FakeClock, count: int, batch: in
 
 
 def _completed(clock: FakeClock) -> Call:
-    call = Call(tenant_id=TENANT, call_id=new_call_id(), direction="outbound", mode="simulated", to="+442071838750",
-                from_number="+15005550006", objective="Confirm the appointment",
-                outcome_schema={"confirmed": {"type": "boolean"}}, consent_type="prior_express",
-                consent_record_id=None, voice_id=None, voice_engine="alpha_25", language="en",
-                metadata={"ref": "Zoë ☎"}, variables={}, simulation={"facts": {"confirmed": True}},
-                created_by="key_test", max_duration_seconds=600, at=clock())
+    call = queued_call(tenant_id=TENANT, call_id=new_call_id(), direction="outbound", mode="simulated", to="+442071838750",
+                       from_number="+15005550006", objective="Confirm the appointment",
+                       outcome_schema={"confirmed": {"type": "boolean"}}, consent_type="prior_express",
+                       consent_record_id=None, voice_id=None, voice_engine="alpha_25", language="en",
+                       metadata={"ref": "Zoë ☎"}, variables={}, simulation={"facts": {"confirmed": True}},
+                       created_by="key_test", max_duration_seconds=600, at=clock())
     call.start(clock())
     call.answer("human", clock())
     call.record_turn("agent", "Hello, is this a good time?", clock())

@@ -25,8 +25,8 @@ from twilio.request_validator import RequestValidator
 
 from domain.calls.call import Call
 from entrypoints.settings import Settings
-from tests.conftest import PASSWORD, approve, signup
 from tests.fakes.twilio.rest import FakeTwilio
+from tests.support.setup import PASSWORD, approve, select_number, signup, verify_carrier
 
 NEW_PASSWORD = "a brand new passphrase"
 WRONG_PASSWORD = "not my password at all"
@@ -94,11 +94,9 @@ def run_scenario(client: Any, container: Any, mail: Any, clock: Any, carrier: Fa
     assert client.get("/v1/webhooks", headers=account.headers).status_code == 200
     twilio = carrier.add_account(friendly_name="Secretive Co", numbers=[("+14155550100", "Main")])
     secrets["carrier token"].append(twilio.auth_token)
-    wrong = {"account_sid": twilio.sid, "auth_token": WRONG_CARRIER_TOKEN}
-    assert client.post("/v1/providers/carrier/verify", json=wrong, headers=account.headers).status_code == 422
-    right = {"account_sid": twilio.sid, "auth_token": twilio.auth_token}
-    assert client.post("/v1/providers/carrier/verify", json=right, headers=account.headers).status_code == 200
-    chosen = client.post("/v1/providers/select-number", json={"e164": "+14155550100"}, headers=account.headers)
+    assert verify_carrier(client, account.headers, twilio.sid, WRONG_CARRIER_TOKEN).status_code == 422
+    assert verify_carrier(client, account.headers, twilio.sid, twilio.auth_token).status_code == 200
+    chosen = select_number(client, account.headers, "+14155550100")
     assert chosen.status_code == 200
     assert client.get("/v1/providers/twilio", headers=account.headers).json()["last4"] == twilio.auth_token[-4:]
     live = client.post("/v1/calls", headers=account.headers, json={

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from application.accounts import registration
 from entrypoints.bootstrap import bootstrap
-from tests.conftest import FAST_HASHER, PASSWORD
+from tests.support.setup import FAST_HASHER, PASSWORD
 
 
 def _count(container, table: str) -> int:

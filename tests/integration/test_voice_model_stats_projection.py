@@ -30,6 +30,7 @@ from projections.voice_model_stats.projection import VoiceModelStatsProjection
 from projections.voice_model_stats.queries import engine_stats
 from projections.voice_model_stats.view import VoiceModelStatsView
 from tests.postgres import drop_schema, fresh_schema
+from tests.support.calls import queued_call
 
 TODAY = date(2026, 11, 2)
 ENGINES = ("alpha_25", "alpha_31", "beta_think_fast")
@@ -40,7 +41,7 @@ def _call(n: int) -> Call:
     measures all vary with ``n``."""
     day = TODAY - timedelta(days=n % 10)
     created = datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + timedelta(hours=23, minutes=59 - n % 7)
-    call = Call(
+    call = queued_call(
         tenant_id="ten_" + ("a" if n % 2 else "c") * 32, call_id=new_call_id(), direction="outbound",
         mode="live" if n % 3 else "simulated", to="+442071838750", from_number="+15005550006",
         objective="Confirm", outcome_schema={"ok": {"type": "boolean"}}, consent_type="prior_express",

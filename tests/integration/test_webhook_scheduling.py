@@ -7,6 +7,7 @@ from application.principal import API_KEY, Principal
 from application.webhooks import deliveries, endpoints
 from domain.calls.call import Call
 from domain.webhooks.delivery import WebhookDelivery
+from tests.support.calls import queued_call
 
 TENANT = "ten_" + "e" * 32
 PRINCIPAL = Principal(kind=API_KEY, tenant_id=TENANT, user_id="usr_" + "e" * 32, verification_status="approved",
@@ -14,12 +15,12 @@ PRINCIPAL = Principal(kind=API_KEY, tenant_id=TENANT, user_id="usr_" + "e" * 32,
 
 
 def ended_call(container, clock) -> Call:
-    call = Call(tenant_id=TENANT, call_id="cll_" + "1" * 32, direction="outbound", mode="simulated",
-                to="+442071838750", from_number="+15005550006", objective="Check",
-                outcome_schema={"ok": {"type": "boolean"}},
-                consent_type="prior_express", consent_record_id=None, voice_id=None, voice_engine="alpha_25",
-                language="en-US", metadata={"k": "v"}, variables={}, simulation=None, created_by="test",
-                max_duration_seconds=600, at=clock())
+    call = queued_call(tenant_id=TENANT, call_id="cll_" + "1" * 32, direction="outbound", mode="simulated",
+                       to="+442071838750", from_number="+15005550006", objective="Check",
+                       outcome_schema={"ok": {"type": "boolean"}},
+                       consent_type="prior_express", consent_record_id=None, voice_id=None, voice_engine="alpha_25",
+                       language="en-US", metadata={"k": "v"}, variables={}, simulation=None, created_by="test",
+                       max_duration_seconds=600, at=clock())
     call.start(clock())
     call.fail("no_answer", "nobody answered", clock())
     container.calling.commit(call)

@@ -8,18 +8,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from domain.calls.call import Call
+from tests.support.calls import queued_call
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc)
 LATER = NOW + timedelta(seconds=30)
 
 
 def running_call(mode: str = "live") -> Call:
-    call = Call(tenant_id="ten_" + "c" * 32, call_id="cll_" + "2" * 32, direction="outbound", mode=mode,
-                to="+442071838750", from_number="+15005550006", objective="Check",
-                outcome_schema={"ok": {"type": "boolean"}},
-                consent_type="prior_express", consent_record_id=None, voice_id=None, voice_engine="alpha_25",
-                language="en-US", metadata={}, variables={}, simulation=None, created_by="test",
-                max_duration_seconds=600, at=NOW)
+    call = queued_call(mode=mode, at=NOW)
     if mode == "live":
         call.request_dial(True, NOW)
         call.dialed("CA" + "1" * 32, NOW)

@@ -18,8 +18,8 @@ from domain.accounts.tenant import Tenant
 from domain.calls.engine_choice import VoiceDefaults, VoiceRoutingError, weights_from
 from domain.calls.engines import ENGINES
 from entrypoints.bootstrap import Container
-from tests.conftest import PASSWORD
 from tests.fakes.clock import FakeClock
+from tests.support.setup import PASSWORD
 
 LONDON = "+442071838750"  # 12:00 in London when the FakeClock starts: inside call hours
 

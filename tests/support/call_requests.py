@@ -1,4 +1,5 @@
-"""Helpers shared by the ``/v1/calls`` contract modules: request bodies, polling, counting calls."""
+"""Helpers for the ``/v1/calls`` tests: request bodies, polling, counting calls. Setting up the
+tenant that makes them is ``tests/support/setup.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from litestar.testing import TestClient
 
 from domain.calls.call import Call
 from entrypoints.bootstrap import Container
-from tests.conftest import Account, approve, signup
 
 LONDON = "+442071838750"  # 12:00 in London when the FakeClock starts: inside call hours
 LONDON_2 = "+442079460958"
@@ -38,18 +38,6 @@ def call_body(**overrides: Any) -> dict[str, Any]:
 def batch_body(items: list[dict[str, Any]], **overrides: Any) -> dict[str, Any]:
     """A batch of ``items`` sharing the fields of ``call_body``."""
     return {**call_body(to=ABSENT, **overrides), "items": items}
-
-
-def new_tenant(client: TestClient[Any], container: Container) -> Account:
-    created = signup(client)
-    approve(container, created)
-    return created
-
-
-def scoped_key(client: TestClient[Any], account: Account, scopes: list[str]) -> dict[str, str]:
-    response = client.post("/auth/api-keys", json={"scopes": scopes}, headers=account.headers)
-    assert response.status_code == 201, response.text
-    return {"Authorization": f"Bearer {response.json()['secret']}"}
 
 
 def queued_call_ids(container: Container, tenant_id: str) -> list[str]:

@@ -1,0 +1,1 @@
+"""Helpers shared by the test suites: aggregate scenarios, domain builders, application set-up."""
