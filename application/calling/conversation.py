@@ -17,7 +17,8 @@ from application.calling.ports import AgentSession, AgentTurn
 from application.calling.runner import brief_for, clean, mask_keys
 from application.numbers.lookups import tenant_number
 from domain.calls import stream_token
-from domain.calls.call import AGENT, CALLEE, Call
+from domain.calls.call import Call
+from domain.calls.call_rules import AGENT, CALLEE
 from domain.numbers.number import Number
 
 GO = "go"

@@ -17,7 +17,8 @@ from application.calling.carrier_reports import CarrierEdge
 from application.ports import SecretBox
 from application.providers.credentials import credential_of
 from application.providers.ports import AccountAccess, Carrier
-from domain.calls.call import Call, CallStateError
+from domain.calls.call import Call
+from domain.calls.call_rules import CallStateError
 from domain.calls.engines import DEFAULT_ENGINE, EngineProfile
 
 CALLBACK_PREFIX = "/webhooks/carrier"

@@ -13,7 +13,8 @@ from application.calling.app import Calling
 from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
-from domain.calls.call import AGENT, CALLEE, Call, CallStateError
+from domain.calls.call import Call
+from domain.calls.call_rules import AGENT, CALLEE, CallStateError
 from domain.errors import OutcomeInvalidError
 
 WORDS_PER_SECOND = 2.5

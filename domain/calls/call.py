@@ -1,7 +1,9 @@
 """Call aggregate: a call's life from ``Queued`` to ``Completed`` or ``Failed`` (ARCHITECTURE.md §7).
 
 Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``. A terminal call never
-moves again; late or duplicate facts about it are refused by the aggregate.
+moves again; late or duplicate facts about it are refused by the aggregate. Every event of the call
+is defined here; the live-call commands are in ``live_commands.py``, the vocabulary and the fixed
+rules in ``call_rules.py``.
 """
 
 from __future__ import annotations
@@ -18,78 +20,25 @@ from domain import ids
 from domain.base import TenantAggregate
 from domain.calls import dialing_rules
 from domain.calls.outcome_schema import OutcomeSchema
+from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OUTBOUND, QUEUED, TERMINAL,
+                                     CallStateError, new_call_id)
+from domain.calls.live_commands import LiveCallCommands
 from domain.calls.suppression import SuppressionIndex
-from domain.errors import DomainError, NumberSuppressedError
-
-QUEUED = "queued"
-IN_PROGRESS = "in_progress"
-COMPLETED = "completed"
-FAILED = "failed"
-TERMINAL = (COMPLETED, FAILED)
-
-AGENT = "agent"
-CALLEE = "callee"
-
-OUTBOUND = "outbound"
-
-# The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
-MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")
+from domain.errors import NumberSuppressedError
 
 
-
-def abandon_code(answered_by: str) -> str:
-    """The ``error_code`` of a call the answering-machine rule abandons."""
-    return "fax_detected" if answered_by == "fax" else "machine_detected"
-
-
-# Final carrier statuses other than ``completed``: the error code and message each ends the call with.
-CARRIER_FAILURES = {
-    "busy": ("busy", "the carrier reported busy"),
-    "no_answer": ("no_answer", "the carrier reported no-answer"),
-    "failed": ("carrier_failed", "the carrier reported failed"),
-    "canceled": ("carrier_canceled", "the carrier reported canceled"),
-}
-
-
-# Amounts carry the price table's four decimal places even when nothing was spent.
-NO_COST = Decimal("0.0000")
-
-
-class CallStateError(DomainError):
-    code = "call_state"
-
-
-def new_call_id() -> str:
-    return ids.to_public(ids.CALL, uuid.uuid4())
-
-
-class Call(TenantAggregate):
+class Call(LiveCallCommands, TenantAggregate):
     @staticmethod
     def create_id(call_id: str) -> uuid.UUID:
         return ids.from_public(ids.CALL, call_id)
 
     @classmethod
     def queue(
-        cls,
-        *,
-        tenant_id: str,
-        mode: str,
-        to: str,
-        objective: str,
-        outcome_schema: OutcomeSchema | Mapping[str, Any],
-        consent_type: str | None,
-        from_number: str | Callable[[], str],
-        voice_engine: str | Callable[[str], str],
-        created_by: str,
-        max_duration_seconds: int,
-        now: datetime,
-        suppressions: SuppressionIndex | None = None,
-        call_id: str | None = None,
-        consent_record_id: str | None = None,
-        voice_id: str | None = None,
-        language: str = "en-US",
-        metadata: dict[str, Any] | None = None,
-        variables: dict[str, str] | None = None,
+        cls, *, tenant_id: str, mode: str, to: str, objective: str, outcome_schema: OutcomeSchema | Mapping[str, Any],
+        consent_type: str | None, from_number: str | Callable[[], str], voice_engine: str | Callable[[str], str],
+        created_by: str, max_duration_seconds: int, now: datetime, suppressions: SuppressionIndex | None = None,
+        call_id: str | None = None, consent_record_id: str | None = None, voice_id: str | None = None,
+        language: str = "en-US", metadata: dict[str, Any] | None = None, variables: dict[str, str] | None = None,
         simulation: dict[str, Any] | None = None,
     ) -> Call:
         """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
@@ -199,27 +148,6 @@ class Call(TenantAggregate):
         if self.status not in statuses:
             raise CallStateError(f"the call is {self.status}")
 
-    @property
-    def session_state(self) -> str:
-        """``none`` (never opened), ``open`` or ``closed``."""
-        if self.session_opened_at is None:
-            return "none"
-        return "open" if self.session_closed_at is None else "closed"
-
-    @property
-    def transfer_pending(self) -> bool:
-        return self.transfer is not None and self.transfer["status"] == "requested"
-
-    @property
-    def ready_to_settle(self) -> bool:
-        """A live conversation is over: its voice session closed and no transfer is under way."""
-        return not self.is_terminal and self.session_state == "closed" and not self.transfer_pending
-
-    @property
-    def awaiting_verdict(self) -> bool:
-        """Answering-machine detection was asked for and has not answered yet."""
-        return self.amd_requested and self.answered_by is None
-
     # -- commands -----------------------------------------------------------------------------
 
     def start(self, now: datetime) -> None:
@@ -232,11 +160,6 @@ class Call(TenantAggregate):
         self.status = IN_PROGRESS
         self.started_at = at
 
-    def request_dial(self, amd: bool, now: datetime) -> None:
-        """Claim a live call for dialing; saved before the carrier is asked (at most one dial)."""
-        self._require(QUEUED)
-        self._dial_requested(amd=amd, at=now)
-
     @event("DialRequested")
     def _dial_requested(self, amd: bool, at: datetime) -> None:
         self.status = IN_PROGRESS
@@ -244,22 +167,9 @@ class Call(TenantAggregate):
         self.dial_requested_at = at
         self.amd_requested = amd
 
-    def dialed(self, carrier_sid: str, now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        if self.carrier_sid is not None:
-            if self.carrier_sid != carrier_sid:
-                raise CallStateError("the call was already dialed under another carrier id")
-            return
-        self._dialed(carrier_sid=carrier_sid, at=now)
-
     @event("Dialed")
     def _dialed(self, carrier_sid: str, at: datetime) -> None:
         self.carrier_sid = carrier_sid
-
-    def inbound_answered(self, carrier_sid: str, now: datetime) -> None:
-        """An inbound call is taken by the agent: it runs at once (no dial, no machine detection)."""
-        self._require(QUEUED)
-        self._inbound_answered(carrier_sid=carrier_sid, at=now)
 
     @event("InboundAnswered")
     def _inbound_answered(self, carrier_sid: str, at: datetime) -> None:
@@ -267,36 +177,14 @@ class Call(TenantAggregate):
         self.started_at = at
         self.carrier_sid = carrier_sid
 
-    def carrier_progressed(self, carrier_status: str, now: datetime) -> bool:
-        """A non-final lifecycle status (``initiated``, ``ringing``, ``in-progress``); duplicates and
-        late ones change nothing."""
-        if self.is_terminal or carrier_status == self.carrier_status or self.carrier_duration_seconds is not None:
-            return False
-        self._carrier_progressed(carrier_status=carrier_status, at=now)
-        return True
-
     @event("CarrierProgressed")
     def _carrier_progressed(self, carrier_status: str, at: datetime) -> None:
         self.carrier_status = carrier_status
-
-    def carrier_ended(self, carrier_status: str, duration_seconds: int, now: datetime) -> bool:
-        """The carrier's final status; recorded once, never on a terminal call."""
-        if self.is_terminal or self.carrier_duration_seconds is not None:
-            return False
-        self._carrier_ended(carrier_status=carrier_status, duration_seconds=max(0, int(duration_seconds)), at=now)
-        return True
 
     @event("CarrierEnded")
     def _carrier_ended(self, carrier_status: str, duration_seconds: int, at: datetime) -> None:
         self.carrier_status = carrier_status
         self.carrier_duration_seconds = duration_seconds
-
-    def open_session(self, transport: str, nonce: str, now: datetime) -> None:
-        """A voice socket presented this call's token: the first one wins, every later one is refused."""
-        self._require(IN_PROGRESS)
-        if self.session_opened_at is not None:
-            raise CallStateError("a voice session was already opened for this call")
-        self._session_opened(transport=transport, nonce=nonce, at=now)
 
     @event("VoiceSessionOpened")
     def _session_opened(self, transport: str, nonce: str, at: datetime) -> None:
@@ -304,46 +192,15 @@ class Call(TenantAggregate):
         self.session_nonce = nonce
         self.session_opened_at = at
 
-    def close_session(self, reason: str, now: datetime) -> None:
-        if self.session_state != "open":
-            return
-        self._session_closed(reason=reason, at=now)
-
     @event("VoiceSessionClosed")
     def _session_closed(self, reason: str, at: datetime) -> None:
         self.session_closed_at = at
-
-    def request_transfer(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
-                         now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        if self.transfer is not None:
-            raise CallStateError("the call was already transferred")
-        if not destinations:
-            raise CallStateError("the number has no transfer destinations")
-        self._transfer_requested(destinations=[dict(d) for d in destinations[:5]],
-                                 max_attempts=max(1, min(int(max_attempts), 5)), brief=brief[:500], at=now)
 
     @event("TransferRequested")
     def _transfer_requested(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
                             at: datetime) -> None:
         self.transfer = {"destinations": destinations, "max_attempts": max_attempts, "brief": brief, "legs": [],
                          "status": "requested"}
-
-    def next_transfer_destination(self) -> int | None:
-        """Index of the destination to dial next, or None when the attempts are spent."""
-        if not self.transfer_pending:
-            return None
-        tried = len(self.transfer["legs"])  # type: ignore[index]
-        if tried >= min(self.transfer["max_attempts"], len(self.transfer["destinations"])):  # type: ignore[index]
-            return None
-        return tried
-
-    def transfer_leg_ended(self, index: int, dial_status: str, now: datetime) -> bool:
-        """One dialled destination answered or not; duplicates of a leg change nothing."""
-        if self.is_terminal or not self.transfer_pending or index != len(self.transfer["legs"]):  # type: ignore[index]
-            return False
-        self._transfer_leg_ended(index=index, dial_status=dial_status, at=now)
-        return True
 
     @event("TransferLegEnded")
     def _transfer_leg_ended(self, index: int, dial_status: str, at: datetime) -> None:
@@ -356,57 +213,14 @@ class Call(TenantAggregate):
             status = "failed"
         self.transfer = {**self.transfer, "legs": legs, "status": status}
 
-    def attach_recording(self, url: str, recording_sid: str, now: datetime) -> bool:
-        """The recording arrives after the call ends: it may attach to a terminal call (its status
-        does not move); the first one is kept."""
-        if self.recording_url is not None:
-            return False
-        self._recording_attached(url=url, recording_sid=recording_sid, at=now)
-        return True
-
     @event("RecordingAttached")
     def _recording_attached(self, url: str, recording_sid: str, at: datetime) -> None:
         self.recording_url = url
         self.recording_sid = recording_sid
 
-    def answer(self, answered_by: str, now: datetime) -> bool:
-        """Record who answered; returns False when the spec's machine rule abandons the call."""
-        self._require(IN_PROGRESS)
-        self._answered(answered_by=answered_by, at=now)
-        return answered_by not in MACHINE_ANSWERS
-
     @event("Answered")
     def _answered(self, answered_by: str, at: datetime) -> None:
         self.answered_by = answered_by
-
-    def machine_verdict(self, answered_by: str, now: datetime) -> bool:
-        """Who answered, once (a repeated or late verdict changes nothing). SPEC.md answering-machine
-        rule: a machine or a fax abandons the call, no audio and no message; ``no_answer`` (silence)
-        fails it. True when the agent may speak."""
-        if self.is_terminal or self.answered_by is not None:
-            return False
-        if not self.answer(answered_by, now):
-            self.fail(abandon_code(answered_by), f"answered by {answered_by}; the call was abandoned", now)
-            return False
-        if answered_by == "no_answer":
-            # Live: the carrier's detection heard silence; simulated: the callee never picked up.
-            self.fail("no_answer", "nobody answered (silence)" if self.mode == "live" else "nobody answered", now)
-            return False
-        return True
-
-    def carrier_final(self, carrier_status: str, duration_seconds: int, now: datetime) -> bool:
-        """The carrier's final status (``completed``, ``busy``, ``no_answer``, ``failed``, ``canceled``),
-        recorded once: a failure status fails the call with its code, and a call that ended before
-        its conversation started (no voice session, no transfer) has hung up. False when it was
-        already recorded or the call is terminal."""
-        if not self.carrier_ended(carrier_status, duration_seconds, now):
-            return False
-        failure = CARRIER_FAILURES.get(carrier_status)
-        if failure is not None:
-            self.fail(*failure, now)
-        elif self.session_state == "none" and self.transfer is None:
-            self.fail("hung_up", "the call ended before the conversation started", now)
-        return True
 
     def record_turn(self, speaker: str, text: str, now: datetime) -> None:
         self._require(IN_PROGRESS)

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from domain import ids
-from domain.calls.call import FAILED, Call
+from domain.calls.call import Call
+from domain.calls.call_rules import FAILED
 from domain.calls.pricing import money
 from domain.timestamps import iso
 from domain.webhooks.endpoint import CALL_COMPLETED

@@ -12,7 +12,8 @@ from eventsourcing.persistence import Tracking
 from application.calling import runner
 from application.calling.app import Calling
 from application.errors import ConflictError
-from domain.calls.call import Call, CallStateError
+from domain.calls.call import Call
+from domain.calls.call_rules import CallStateError
 
 log = structlog.get_logger(__name__)
 

@@ -12,7 +12,8 @@ from eventsourcing.persistence import Tracking
 from psycopg.types.json import Jsonb
 
 from domain import ids
-from domain.calls.call import COMPLETED, FAILED, IN_PROGRESS, QUEUED, Call
+from domain.calls.call import Call
+from domain.calls.call_rules import COMPLETED, FAILED, IN_PROGRESS, QUEUED
 from projections.calls_list.view import CallsListView
 from projections.view import pg_text
 

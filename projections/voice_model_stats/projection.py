@@ -11,7 +11,8 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 
 from domain import ids
-from domain.calls.call import COMPLETED, FAILED, QUEUED, Call
+from domain.calls.call import Call
+from domain.calls.call_rules import COMPLETED, FAILED, QUEUED
 from projections.voice_model_stats.view import VoiceModelStatsView
 
 FOLLOWED = (Call.Queued, Call.Ended, Call.OutcomeExtracted, Call.Completed, Call.Failed)

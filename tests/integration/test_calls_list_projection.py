@@ -32,7 +32,8 @@ from application.calling import runner
 from application.calling.app import Calling, CallingPorts
 from application.calling.create import CallRequest, prepare_call
 from application.principal import Principal
-from domain.calls.call import TERMINAL, Call, new_call_id
+from domain.calls.call import Call
+from domain.calls.call_rules import TERMINAL, new_call_id
 from domain.calls.pricing import DEFAULT_PRICES
 from projections.calls_list.csv_export import CSV_COLUMNS, csv_lines
 from projections.calls_list.projection import CallsListProjection

@@ -151,7 +151,7 @@ CALL_OPERATIONS = st.lists(
 def _call_life(ops: list[str], clock: FakeClock):
     from decimal import Decimal
 
-    from domain.calls.call import AGENT, CALLEE, CallStateError, new_call_id
+    from domain.calls.call_rules import AGENT, CALLEE, CallStateError, new_call_id
 
     call = queued_call(tenant_id=ids.to_public(ids.TENANT, uuid.uuid4()), call_id=new_call_id(), direction="outbound",
                        mode="simulated", to="+442071838750", from_number="+15005550006", objective="Confirm",

@@ -30,7 +30,8 @@ from adapters.kafka.envelope import (
 from adapters.postgres.database import DatabaseConfig
 from application.accounts.registration import register
 from application.reactor import EventSource, Reactor
-from domain.calls.call import Call, new_call_id
+from domain.calls.call import Call
+from domain.calls.call_rules import new_call_id
 from domain.calls.suppression import SuppressionEntry
 from domain.timestamps import iso
 from entrypoints.bootstrap import Container

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from adapters.kafka.envelope import decode, from_notification, to_domain_event
-from domain.calls.call import Call, new_call_id
+from domain.calls.call import Call
+from domain.calls.call_rules import new_call_id
 from domain.calls.outcome_schema import OutcomeSchema
 from tests.fakes.clock import FakeClock
 

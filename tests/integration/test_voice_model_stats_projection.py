@@ -23,7 +23,8 @@ from adapters.postgres.database import DatabaseConfig
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
 from application.calling.app import Calling, CallingPorts
-from domain.calls.call import COMPLETED, FAILED, TERMINAL, Call, new_call_id
+from domain.calls.call import Call
+from domain.calls.call_rules import COMPLETED, FAILED, TERMINAL, new_call_id
 from domain.calls.pricing import DEFAULT_PRICES
 from application.follower import ProjectionWorker
 from projections.voice_model_stats.projection import VoiceModelStatsProjection

@@ -12,7 +12,8 @@ from decimal import Decimal
 from typing import Any
 
 from domain import ids
-from domain.calls.call import AGENT, CALLEE, Call, new_call_id
+from domain.calls.call import Call
+from domain.calls.call_rules import AGENT, CALLEE, new_call_id
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 CARRIER_SID = "CA" + "0" * 32

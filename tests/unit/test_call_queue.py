@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from domain.calls.call import QUEUED, Call
+from domain.calls.call import Call
+from domain.calls.call_rules import QUEUED
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import (

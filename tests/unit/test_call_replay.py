@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.calls.call import AGENT, CALLEE, MACHINE_ANSWERS, Call, CallStateError
+from domain.calls.call import Call
+from domain.calls.call_rules import AGENT, CALLEE, MACHINE_ANSWERS, CallStateError
 from entrypoints.bootstrap import Container
 from tests.support.calls import DESTINATIONS, NOW, queued_call
 

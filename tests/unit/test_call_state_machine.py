@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from domain.calls.call import (
+from domain.calls.call import Call
+from domain.calls.call_rules import (
     AGENT,
     CALLEE,
     COMPLETED,
@@ -16,7 +17,6 @@ from domain.calls.call import (
     MACHINE_ANSWERS,
     NO_COST,
     QUEUED,
-    Call,
     CallStateError,
     abandon_code,
 )

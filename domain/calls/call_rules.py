@@ -1,0 +1,50 @@
+"""The vocabulary and fixed rules of a call (ARCHITECTURE.md §7): statuses, speakers, the
+answering-machine rule's answers, the carrier failures and their error codes, the zero cost."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from domain import ids
+from domain.errors import DomainError
+
+QUEUED = "queued"
+IN_PROGRESS = "in_progress"
+COMPLETED = "completed"
+FAILED = "failed"
+TERMINAL = (COMPLETED, FAILED)
+
+AGENT = "agent"
+CALLEE = "callee"
+
+OUTBOUND = "outbound"
+
+# The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
+MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")
+
+
+def abandon_code(answered_by: str) -> str:
+    """The ``error_code`` of a call the answering-machine rule abandons."""
+    return "fax_detected" if answered_by == "fax" else "machine_detected"
+
+
+# Final carrier statuses other than ``completed``: the error code and message each ends the call with.
+CARRIER_FAILURES = {
+    "busy": ("busy", "the carrier reported busy"),
+    "no_answer": ("no_answer", "the carrier reported no-answer"),
+    "failed": ("carrier_failed", "the carrier reported failed"),
+    "canceled": ("carrier_canceled", "the carrier reported canceled"),
+}
+
+
+# Amounts carry the price table's four decimal places even when nothing was spent.
+NO_COST = Decimal("0.0000")
+
+
+class CallStateError(DomainError):
+    code = "call_state"
+
+
+def new_call_id() -> str:
+    return ids.to_public(ids.CALL, uuid.uuid4())
