@@ -6,8 +6,8 @@ from __future__ import annotations
 import structlog
 
 from application.calling.app import Calling
+from application.calling.lifecycle import claim_queued
 from application.calling.live import account_for, change, ports_of
-from application.errors import ConflictError
 from application.numbers.lookups import tenant_number
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError, DialRequest
 from domain.calls.call import Call
@@ -18,15 +18,7 @@ log = structlog.get_logger(__name__)
 def claim_dial(calling: Calling, call_id: str) -> Call | None:
     """Save ``DialRequested`` (the claim: optimistic concurrency lets one runner win) before the
     carrier is asked; None when the call is not queued any more."""
-    call = calling.find(Call, Call.create_id(call_id))
-    if call is None or call.status != "queued":
-        return None
-    call.request_dial(ports_of(calling).amd, calling.ports.clock())
-    try:
-        calling.commit(call)
-    except ConflictError:
-        return None
-    return call
+    return claim_queued(calling, call_id, lambda call: call.request_dial(ports_of(calling).amd, calling.ports.clock()))
 
 
 def dial(calling: Calling, call: Call) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from application.calling.app import Calling
@@ -10,9 +10,24 @@ from application.errors import ConflictError
 from application.principal import Principal
 from domain import ids
 from domain.calls.call import Call
+from domain.calls.call_rules import QUEUED
 
 # Past its maximum duration a call gets this much longer to settle before the watchdog ends it.
 WATCHDOG_GRACE = timedelta(seconds=60)
+
+
+def claim_queued(calling: Calling, call_id: str, take: Callable[[Call], object]) -> Call | None:
+    """``take`` a queued call (its first move out of ``queued``) and save it; None when the call
+    is not queued any more or another runner's claim won (optimistic concurrency)."""
+    call = calling.find(Call, Call.create_id(call_id))
+    if call is None or call.status != QUEUED:
+        return None
+    take(call)
+    try:
+        calling.commit(call)
+    except ConflictError:
+        return None
+    return call
 
 
 def owned_call(calling: Calling, principal: Principal, call_id: str) -> Call:

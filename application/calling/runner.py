@@ -10,6 +10,7 @@ import re
 import time
 
 from application.calling.app import Calling
+from application.calling.lifecycle import claim_queued
 from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
@@ -46,15 +47,7 @@ def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = Fals
 
 def claim(calling: Calling, call_id: str) -> Call | None:
     """Move a queued call to ``in_progress``; None if it is not queued or another runner won."""
-    call = calling.find(Call, Call.create_id(call_id))
-    if call is None or call.status != "queued":
-        return None
-    call.start(calling.ports.clock())
-    try:
-        calling.commit(call)
-    except ConflictError:
-        return None
-    return call
+    return claim_queued(calling, call_id, lambda call: call.start(calling.ports.clock()))
 
 
 def run(calling: Calling, call: Call) -> None:

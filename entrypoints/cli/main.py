@@ -12,7 +12,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
@@ -20,6 +20,8 @@ warnings.filterwarnings("ignore", module="platformdirs")
 
 from entrypoints.cli.calls import calls
 from entrypoints.settings import Settings
+
+T = TypeVar("T")
 
 app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False)
 admin = typer.Typer(help="Operator commands against the service's database.", no_args_is_help=True)
@@ -139,13 +141,22 @@ def _run_until_signalled(start: Callable[[], object], stop: Callable[[], object]
         stop()
 
 
-def _accounts_container():
+def _on_accounts(command: Callable[[Any], T]) -> T:
+    """Run one operator command on the accounts of the server's database (no followers); an
+    application error is printed and exits 1."""
+    from application.errors import ApplicationError
     from entrypoints.bootstrap import bootstrap_cli
     from entrypoints.logging import configure
 
-    settings = _settings()
     configure("warning", "console")
-    return bootstrap_cli(settings)
+    container = bootstrap_cli(_settings())
+    try:
+        return command(container.accounts)
+    except ApplicationError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        container.close()
 
 
 @admin.command("create-admin")
@@ -156,16 +167,9 @@ def create_admin(
 ) -> None:
     """Create an operator account (approved, with admin rights) and print its first API key."""
     from application.accounts.registration import register
-    from application.errors import ApplicationError
 
-    container = _accounts_container()
-    try:
-        done = register(container.accounts, email=email, password=password, name=name, admin=True, by="cli")
-    except ApplicationError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(1) from exc
-    finally:
-        container.close()
+    done = _on_accounts(lambda accounts: register(accounts, email=email, password=password, name=name, admin=True,
+                                                  by="cli"))
     typer.echo(f"user_id: {done.user.user_id}")
     typer.echo(f"tenant_id: {done.tenant.tenant_id}")
     typer.echo(f"api_key: {done.key.secret}  (shown once)")
@@ -175,16 +179,8 @@ def create_admin(
 def approve(email: Annotated[str, typer.Argument(help="E-mail address of the account to approve")]) -> None:
     """Approve an account that is pending review."""
     from application.accounts.administration import approve_email
-    from application.errors import ApplicationError
 
-    container = _accounts_container()
-    try:
-        view = approve_email(container.accounts, email, by="cli")
-    except ApplicationError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(1) from exc
-    finally:
-        container.close()
+    view = _on_accounts(lambda accounts: approve_email(accounts, email, by="cli"))
     typer.echo(f"{view.user.email}: {view.tenant.verification_status}")
 
 

@@ -9,16 +9,21 @@ protocol and renders the answers (TwiML); this module only takes the request apa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import parse_qsl
 
 from litestar import Controller, Request, Response, post, route
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from application.calling import callbacks, inbound, transfers
-from application.calling.carrier_reports import CarrierEdge, SignedCallback
+from application.calling.carrier_reports import SignedCallback
 from application.calling.instructions import Instruction
+from domain.calls.call import Call
 from entrypoints.bootstrap import Container
 from entrypoints.http.blocking import run_blocking
+
+T = TypeVar("T")
 
 
 async def _signed(request: Request, container: Container) -> SignedCallback:
@@ -30,15 +35,21 @@ async def _signed(request: Request, container: Container) -> SignedCallback:
     return SignedCallback(url=url, form=pairs, signature=request.headers.get("x-twilio-signature"))
 
 
-def _edge(container: Container) -> CarrierEdge:
-    if container.carrier_edge is None:
-        raise RuntimeError("the carrier is not wired in this process")
-    return container.carrier_edge
-
-
 def _document(container: Container, instructions: list[Instruction]) -> Response[str]:
-    edge = _edge(container)
+    edge = container.carrier_edge
     return Response(edge.render(*instructions), media_type=edge.media_type)
+
+
+async def _on_call(request: Request, container: Container, call_id: str,
+                   use: Callable[[Call, SignedCallback], T]) -> T:
+    """Verify the callback (403 for anything not signed by the call's tenant), then ``use`` the
+    call and the callback off the event loop."""
+    signed = await _signed(request, container)
+
+    def run() -> T:
+        return use(callbacks.verified_call(container.calling, call_id, signed), signed)
+
+    return await run_blocking(run)
 
 
 class CarrierCallbacks(Controller):
@@ -49,51 +60,31 @@ class CarrierCallbacks(Controller):
     @route("/twiml/{call_id:str}", http_method=["GET", "POST"], status_code=HTTP_200_OK,
            summary="Instructions for an answered call: open its voice socket with a single-use token")
     async def twiml(self, request: Request, container: Container, call_id: str) -> Response[str]:
-        signed = await _signed(request, container)
-
-        def answer() -> list[Instruction]:
-            call = callbacks.verified_call(container.calling, call_id, signed)
-            return callbacks.voice_instructions(container.calling, call)
-
-        return _document(container, await run_blocking(answer))
+        return _document(container, await _on_call(
+            request, container, call_id, lambda call, _: callbacks.voice_instructions(container.calling, call)))
 
     @post("/status/{call_id:str}", status_code=HTTP_204_NO_CONTENT,
           summary="Call lifecycle and answering-machine detection (AnsweredBy)")
     async def status(self, request: Request, container: Container, call_id: str) -> None:
-        signed = await _signed(request, container)
-
-        def apply() -> None:
-            call = callbacks.verified_call(container.calling, call_id, signed)
-            callbacks.status_reported(container.calling, call, _edge(container).read_status(signed.form))
-
-        await run_blocking(apply)
+        await _on_call(request, container, call_id, lambda call, signed: callbacks.status_reported(
+            container.calling, call, container.carrier_edge.read_status(signed.form)))
 
     @post("/recording/{call_id:str}", status_code=HTTP_204_NO_CONTENT,
           summary="The recording is ready: its .mp3 URL is stored (never proxied)")
     async def recording(self, request: Request, container: Container, call_id: str) -> None:
-        signed = await _signed(request, container)
+        await _on_call(request, container, call_id, lambda call, signed: callbacks.recording_ready(
+            container.calling, call, container.carrier_edge.read_recording(signed.form)))
 
-        def apply() -> None:
-            call = callbacks.verified_call(container.calling, call_id, signed)
-            callbacks.recording_ready(container.calling, call, _edge(container).read_recording(signed.form))
-
-        await run_blocking(apply)
-
-    @post("/transfer/{call_id:str}", status_code=HTTP_200_OK, summary="Transfer: dial the next destination until one answers (query dest, brief)")
+    @post("/transfer/{call_id:str}", status_code=HTTP_200_OK,
+          summary="Transfer: dial the next destination until one answers (query dest, brief)")
     async def transfer(self, request: Request, container: Container, call_id: str) -> Response[str]:
-        signed = await _signed(request, container)
+        return _document(container, await _on_call(request, container, call_id, lambda call, signed: (
+            transfers.transfer_instructions(container.calling, call, container.carrier_edge.read_transfer(signed.form)))))
 
-        def answer() -> list[Instruction]:
-            call = callbacks.verified_call(container.calling, call_id, signed)
-            return transfers.transfer_instructions(container.calling, call, _edge(container).read_transfer(signed.form))
-
-        return _document(container, await run_blocking(answer))
-
-    @post("/inbound", status_code=HTTP_200_OK, summary="An inbound call to one of the tenants' numbers: route it by the dialled number")
+    @post("/inbound", status_code=HTTP_200_OK,
+          summary="An inbound call to one of the tenants' numbers: route it by the dialled number")
     async def inbound(self, request: Request, container: Container) -> Response[str]:
         signed = await _signed(request, container)
-
-        def answer() -> list[Instruction]:
-            return inbound.answer(container.calling, _edge(container).read_inbound(signed.form), signed)
-
-        return _document(container, await run_blocking(answer))
+        instructions = await run_blocking(
+            lambda: inbound.answer(container.calling, container.carrier_edge.read_inbound(signed.form), signed))
+        return _document(container, instructions)

@@ -29,12 +29,17 @@ class ApiKeyCreateRequest(BaseModel):
     number_ids: Annotated[list[NumberId], Field(max_length=1000)] | None = None
 
 
-class ApiKeySecretResponse(msgspec.Struct, kw_only=True):
+class _KeyFields(msgspec.Struct, kw_only=True):
+    """What every answer about a key shows first (never its secret, except right after issuing)."""
+
     key_id: str
     name: str | None
     prefix: str
     scopes: list[str] | None
     number_ids: list[str] | None
+
+
+class ApiKeySecretResponse(_KeyFields, kw_only=True):
     created_at: str
     secret: str
     rotated_from: str | None = None
@@ -45,12 +50,7 @@ class RotateResponse(ApiKeySecretResponse, kw_only=True):
     old_key_expires_at: str
 
 
-class ApiKeyListItem(msgspec.Struct, kw_only=True):
-    key_id: str
-    name: str | None
-    prefix: str
-    scopes: list[str] | None
-    number_ids: list[str] | None
+class ApiKeyListItem(_KeyFields, kw_only=True):
     status: str
     created_at: str
     expires_at: str | None
