@@ -549,7 +549,8 @@ def domain_floor(body: bytes, seconds: float = 2.0) -> dict[str, Any]:
     from application.calling.create import prepare_call
     from domain.calls.idempotency import body_fingerprint
     from entrypoints.bootstrap import bootstrap_memory
-    from entrypoints.http.controllers.calls import CREATE, _created, _request
+    from application.calling.creating import ENDPOINT, created
+    from entrypoints.http.controllers.calls import _request
     from entrypoints.http.schemas.calls import CallCreateRequest
     from entrypoints.settings import Settings
 
@@ -565,7 +566,7 @@ def domain_floor(body: bytes, seconds: float = 2.0) -> dict[str, Any]:
                 fingerprint = body_fingerprint(data.model_dump(mode="json"))
                 now = calling.ports.clock()
                 call = prepare_call(calling, principal, _request(data), now, suppressions=None)
-                record = _record(principal, CREATE, f"floor-{n}", fingerprint, 201, _created(call), now)
+                record = _record(principal, ENDPOINT, f"floor-{n}", fingerprint, 201, created(call), now)
                 [calling.mapper.to_stored_event(e) for a in (call, record) for e in a.collect_events()]
 
             for n in range(50):
