@@ -113,6 +113,14 @@ class OutsideCallHoursError(DialingRuleError):
         self.local_times = local_times
         self.next_allowed_at = next_allowed_at
 
+    def for_simulation(self) -> OutsideCallHoursError:
+        """The same refusal for a simulated call, naming ``simulation.at`` as the way to see what a
+        live call would do at another hour."""
+        example = f' (e.g. "{self.next_allowed_at:%Y-%m-%dT%H:%M:%SZ}")' if self.next_allowed_at else ""
+        return OutsideCallHoursError(
+            f"{self.message}; a simulated call can be tried at another hour with simulation.at{example}",
+            local_times=self.local_times, next_allowed_at=self.next_allowed_at, loc=self.loc, input=self.input)
+
 
 class CallHoursUnknownError(DialingRuleError):
     code = "call_hours_unknown"

@@ -147,7 +147,7 @@ class AnthropicBrain(ModelAdapter):
     default_max_tokens = DEFAULT_MAX_TOKENS
 
     def open(self, brief: CallBrief) -> AnthropicSession:
-        today = self._clock() if self._clock is not None else None
+        today = brief.at or (self._clock() if self._clock is not None else None)
         tools = [*TOOLS, TRANSFER_TOOL] if brief.can_transfer else TOOLS
         return AnthropicSession(self._client, brief.model or self.model, agent_system_prompt(brief, today),
                                 self._max_tokens, tools)

@@ -51,7 +51,7 @@ class AnthropicExtractor(ModelAdapter):
     default_max_tokens = DEFAULT_MAX_TOKENS
 
     def extract(self, brief: CallBrief, transcript: str, *, problems: list[str] | None = None) -> Extraction:
-        today = self._clock() if self._clock is not None else None
+        today = brief.at or (self._clock() if self._clock is not None else None)
         prompt = extraction_prompt(brief, transcript, problems, today)
         with calling_model("extraction", self.model):
             message = self._client.messages.create(

@@ -116,7 +116,14 @@ def queue_call(calling: Calling, principal: Principal, request: CallRequest, now
         metadata=request.metadata,
         variables=request.variables,
         simulation=request.simulation,
+        checks_at=simulated_instant(request),
     )
+
+
+def simulated_instant(request: CallRequest) -> datetime | None:
+    """A simulated call's ``simulation.at``: when its time-dependent rules are judged."""
+    at = (request.simulation or {}).get("at") if request.mode == SIMULATED else None
+    return datetime.fromisoformat(at) if isinstance(at, str) else at
 
 
 def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,

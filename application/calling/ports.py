@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from domain.calls.outcome_schema import OutcomeSchema
@@ -18,6 +19,7 @@ class CallBrief:
     language: str = "en-US"
     model: str | None = None  # the engine profile's model; None: the brain's default
     can_transfer: bool = False  # the number has transfer destinations: offer ``transfer_call``
+    at: datetime | None = None  # when the call takes place (a simulated call's ``simulation.at``); None: now
 
 
 @dataclass(frozen=True, kw_only=True)

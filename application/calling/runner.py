@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
@@ -41,8 +42,10 @@ def mask_keys(keys: str) -> str:
 def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = False) -> CallBrief:
     """What the agent knows before the call (a live call adds its profile's model and whether its
     number can take a transfer)."""
-    return CallBrief(objective=call.objective, schema=call.outcome_schema,
-                     variables=dict(call.variables), language=call.language, model=model, can_transfer=can_transfer)
+    at = (call.simulation or {}).get("at") if call.mode == "simulated" else None
+    return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
+                     language=call.language, model=model, can_transfer=can_transfer,
+                     at=datetime.fromisoformat(at) if isinstance(at, str) else None)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:

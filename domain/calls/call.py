@@ -21,10 +21,10 @@ from domain.base import TenantAggregate
 from domain.calls import dialing_rules
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OUTBOUND, QUEUED, TERMINAL,
-                                     CallStateError, new_call_id)
+                                     SIMULATED, CallStateError, new_call_id)
 from domain.calls.live_commands import LiveCallCommands
 from domain.calls.suppression import SuppressionIndex
-from domain.errors import NumberSuppressedError
+from domain.errors import NumberSuppressedError, OutsideCallHoursError
 
 
 class Call(LiveCallCommands, TenantAggregate):
@@ -39,19 +39,24 @@ class Call(LiveCallCommands, TenantAggregate):
         created_by: str, max_duration_seconds: int, now: datetime, suppressions: SuppressionIndex | None = None,
         call_id: str | None = None, consent_record_id: str | None = None, voice_id: str | None = None,
         language: str = "en-US", metadata: dict[str, Any] | None = None, variables: dict[str, str] | None = None,
-        simulation: dict[str, Any] | None = None,
+        simulation: dict[str, Any] | None = None, checks_at: datetime | None = None,
     ) -> Call:
         """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
         outcome schema, E.164, consent, suppression, call hours (a ``RequestRuleError`` whose
         ``loc`` names the field). The caller number's and the carrier's rules need the carrier
         account: a callable ``from_number`` runs them after these, and a callable
-        ``voice_engine`` picks the engine for the new call id."""
+        ``voice_engine`` picks the engine for the new call id. ``checks_at``: the instant the
+        time-dependent rules are judged at (a simulated call's ``simulation.at``), else ``now``."""
         schema = OutcomeSchema.of(outcome_schema)
         destination = dialing_rules.parse_destination(to)
         dialing_rules.check_consent(consent_type)
-        if suppressions is not None and suppressions.is_suppressed(destination.e164, now):
+        judged = checks_at or now
+        if suppressions is not None and suppressions.is_suppressed(destination.e164, judged):
             raise NumberSuppressedError("this number is on the suppression list", loc=dialing_rules.TO, input=to)
-        dialing_rules.check_call_hours(destination, consent_type or "", now)
+        try:
+            dialing_rules.check_call_hours(destination, consent_type or "", judged)
+        except OutsideCallHoursError as exc:
+            raise exc.for_simulation() if mode == SIMULATED else exc
         caller = from_number() if callable(from_number) else from_number
         call_id = call_id or new_call_id()
         return cls(

@@ -19,6 +19,7 @@ AGENT = "agent"
 CALLEE = "callee"
 
 OUTBOUND = "outbound"
+SIMULATED = "simulated"
 
 # The answering-machine rule of SPEC.md: these abandon the call with no audio and no message.
 MACHINE_ANSWERS = ("machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax")

@@ -10,22 +10,15 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from entrypoints.cli.demo import reachable_destination
 from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, run_cli
+from tests.support.readme import first_call_body
 
 pytestmark = pytest.mark.e2e
 
-SCHEMA = {
-    "confirmed": {"type": "boolean"},
-    "callback_at": {"type": "datetime"},
-    "channel": {"type": "enum", "values": ["phone", "email", "sms"]},
-}
-FACTS = {"confirmed": True, "callback_at": "2026-12-01T09:30:00-05:00", "channel": "email"}
 
 
 @pytest.fixture
@@ -45,15 +38,14 @@ def server() -> Iterator[ServeProcess]:
 
 
 def test_a_simulated_call_runs_to_a_typed_outcome_and_is_listed_and_exported(server: ServeProcess) -> None:
-    to = reachable_destination(datetime.now(timezone.utc))
-    assert to is not None
+    """The README's own request (read from README.md): it takes place at its ``simulation.at``, so
+    it completes at whatever hour the test runs."""
+    body = {**first_call_body(), "metadata": {"crm_id": "A-17"}}
+    to = body["to"]
     key = approved_key(server, "calls@example.com")
     headers = bearer(key)
     with server.client() as http:
-        created = http.post("/v1/calls", headers={**headers, "Idempotency-Key": "walkthrough-1"}, json={
-            "to": to, "objective": "Confirm the appointment and how to reach the patient", "consent_type": "prior_express",
-            "outcome_schema": SCHEMA, "mode": "simulated", "simulation": {"facts": FACTS}, "metadata": {"crm_id": "A-17"},
-        })
+        created = http.post("/v1/calls", headers={**headers, "Idempotency-Key": "walkthrough-1"}, json=body)
         assert created.status_code == 201, created.text
         call_id = created.json()["call_id"]
         deadline = time.monotonic() + 20

@@ -10,6 +10,7 @@ import io
 import logging
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -387,3 +388,19 @@ def test_the_fake_refuses_a_history_that_drops_a_tool_result(fake_anthropic: Fak
 
     with pytest.raises(anthropic.BadRequestError, match="tool_result"):
         client.messages.create(model="claude-test-model", max_tokens=50, messages=unanswered)  # type: ignore[arg-type]
+
+
+def test_a_simulated_call_at_a_chosen_instant_tells_the_agent_and_the_extractor_that_instant(
+        fake_anthropic: FakeAnthropic, client: anthropic.Anthropic) -> None:  # noqa: F811
+    """``simulation.at`` (the brief's ``at``) is the agent's today and now, whatever the clock says."""
+    at = datetime(2026, 12, 24, 9, 15, tzinfo=timezone.utc)
+    clock_now = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+
+    fake_anthropic.say("Hello.")
+    AnthropicBrain(client, clock=lambda: clock_now).open(replace(brief(), at=at)).respond(None)
+    fake_anthropic.queue(recorded_outcome({"confirmed": True, "new_time": None, "mood": "happy"}, 0.9))
+    AnthropicExtractor(client, clock=lambda: clock_now).extract(replace(brief(), at=at), "agent: Hi\ncallee: Yes")
+
+    agent, extractor = (request.body for request in fake_anthropic.requests)
+    for told in (agent["system"], extractor["messages"][0]["content"]):
+        assert "Today is Thursday 2026-12-24, 09:15 UTC." in told and "2026-11-02" not in told

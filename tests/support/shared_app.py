@@ -35,7 +35,7 @@ NOWHERE = "http://127.0.0.1:9"
 
 @contextmanager
 def shared_app(pg_server: DatabaseConfig, data_dir: Path, carrier: FakeTwilio | None = None,
-               **settings_overrides: Any) -> Iterator[tuple[TestClient[Any], Container]]:
+               clock: FakeClock | None = None, **settings_overrides: Any) -> Iterator[tuple[TestClient[Any], Container]]:
     if carrier is not None:
         settings_overrides = {"twilio_api_base_url": carrier.base_url, "public_base_url": NOWHERE,
                               **settings_overrides}
@@ -47,7 +47,8 @@ def shared_app(pg_server: DatabaseConfig, data_dir: Path, carrier: FakeTwilio | 
         login_attempts=1_000_000,
         **settings_overrides,
     )
-    container = bootstrap(settings, database=config, clock=FakeClock(), email=MemoryEmailSender(), hasher=FAST_HASHER)
+    container = bootstrap(settings, database=config, clock=clock or FakeClock(), email=MemoryEmailSender(),
+                          hasher=FAST_HASHER)
     try:
         with TestClient(create_app(container), raise_server_exceptions=False) as client:
             yield client, container

@@ -68,7 +68,7 @@ def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallReques
         metadata=data.metadata or {},
         variables=data.variables or {},
         mode=data.mode,
-        simulation=data.simulation.model_dump(exclude_none=True) if data.simulation else None,
+        simulation=data.simulation.model_dump(mode="json", exclude_none=True) if data.simulation else None,
     )
 
 

@@ -7,7 +7,16 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from domain.calls.outcome_schema import definition_json_schema
 from domain.calls.outcome_types import FIELD_NAME_PATTERN
@@ -53,6 +62,9 @@ class SimulationSpec(Strict):
     persona: Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)] | None = None
     facts: Annotated[dict[FieldName, Any], Field(max_length=50)] | None = None
     answered_by: AnsweredBy | None = None
+    at: Annotated[AwareDatetime, Field(description=(
+        "The instant the simulated call takes place: call hours and suppressions are judged at it, and "
+        "the agent's sense of today and now is it. Default: the time of the request."))] | None = None
 
 
 class CallOptions(Strict):
@@ -67,6 +79,14 @@ class CallOptions(Strict):
     from_number: Annotated[str, StringConstraints(max_length=32)] | None = None
     mode: Literal["live", "simulated"] = "live"
     simulation: SimulationSpec | None = None
+
+    @field_validator("simulation")
+    @classmethod
+    def _at_is_for_simulated_calls(cls, value: SimulationSpec | None, info: ValidationInfo) -> SimulationSpec | None:
+        if value is not None and value.at is not None and info.data.get("mode", "live") != "simulated":
+            raise ValueError("simulation.at applies to simulated calls only (mode: simulated); "
+                             "a live call happens when it is made")
+        return value
 
 
 class CallCreateRequest(CallOptions):
