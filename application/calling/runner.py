@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime
+from typing import Any
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
@@ -118,8 +119,10 @@ def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[st
     voice = ports.prices.voice(call.voice_engine, call.duration_seconds or 0, simulated=simulated)
     usage: dict[str, int] = {}
     problems: list[str] | None = None
+    partial: dict[str, Any] = {}
     for _attempt in range(2):  # one retry, then the call fails (ARCHITECTURE.md §7)
         extraction = ports.extractor.extract(brief, call.transcript, problems=problems)
+        partial = brief.schema.partial(extraction.outcome) or partial
         for name, count in extraction.usage.items():
             usage[name] = usage.get(name, 0) + int(count)
         try:
@@ -133,6 +136,8 @@ def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[st
         calling.commit(call)
         return
     detail = "; ".join(problems or [])
+    if partial:
+        call.record_partial_outcome(partial, ports.clock())
     call.fail("extraction_failed", f"the outcome did not match the outcome_schema: {detail}", ports.clock(),
               cost_voice=voice, cost_extraction=ports.prices.extraction(usage))
     calling.commit(call)

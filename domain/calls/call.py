@@ -117,6 +117,7 @@ class Call(LiveCallCommands, TenantAggregate):
         self.answered_by: str | None = None
         self.turns: list[dict[str, str]] = []
         self.outcome: dict[str, Any] | None = None
+        self.partial_outcome: dict[str, Any] | None = None  # what a failed extraction did collect
         self.confidence: float | None = None
         self.usage: dict[str, int] = {}
         self.duration_seconds: int | None = None
@@ -139,8 +140,6 @@ class Call(LiveCallCommands, TenantAggregate):
         self.transfer: dict[str, Any] | None = None  # {destinations, brief, legs, status}
         self.recording_sid: str | None = None
 
-    # -- reading ------------------------------------------------------------------------------
-
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL
@@ -152,8 +151,6 @@ class Call(LiveCallCommands, TenantAggregate):
     def _require(self, *statuses: str) -> None:
         if self.status not in statuses:
             raise CallStateError(f"the call is {self.status}")
-
-    # -- commands -----------------------------------------------------------------------------
 
     def start(self, now: datetime) -> None:
         """Claim the call for running; a second claim conflicts (optimistic concurrency)."""
@@ -255,6 +252,16 @@ class Call(LiveCallCommands, TenantAggregate):
         self.outcome = outcome
         self.confidence = confidence
         self.usage = usage
+
+    def record_partial_outcome(self, partial: dict[str, Any], now: datetime) -> None:
+        """The valid fields of an outcome that did not match the schema as a whole (kept, not shown
+        as ``outcome``: the call fails with ``extraction_failed``)."""
+        self._require(IN_PROGRESS)
+        self._partial_outcome_recorded(partial_outcome=partial, at=now)
+
+    @event("PartialOutcomeRecorded")
+    def _partial_outcome_recorded(self, partial_outcome: dict[str, Any], at: datetime) -> None:
+        self.partial_outcome = partial_outcome
 
     def complete(self, cost_voice: Decimal, cost_extraction: Decimal, now: datetime) -> None:
         self._require(IN_PROGRESS)

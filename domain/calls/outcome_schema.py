@@ -86,6 +86,15 @@ class OutcomeSchema:
             out[spec.name] = entry
         return out
 
+    def partial(self, outcome: Any) -> dict[str, Any]:
+        """The fields of ``outcome`` that are valid on their own, normalized (what a failed
+        extraction did collect); missing, null, invalid and unknown fields are left out."""
+        if not isinstance(outcome, Mapping):
+            return {}
+        valid = {spec.name: _check_value(spec, outcome[spec.name]) for spec in self.fields
+                 if outcome.get(spec.name) is not None}
+        return {name: value for name, value in valid.items() if not isinstance(value, Fault)}
+
     def validate(self, outcome: Mapping[str, Any]) -> dict[str, Any]:
         """The normalized outcome, or ``OutcomeInvalidError`` listing every problem."""
         if not isinstance(outcome, Mapping):

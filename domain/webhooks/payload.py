@@ -1,5 +1,6 @@
 """The ``call.completed`` payload (SPEC.md Events 3): the spec's fields, plus ``metadata`` (echoed
-from the create request) and, for a failed call, ``error_code`` (``outcome`` is then null)."""
+from the create request) and, for a failed call, ``error_code`` and ``partial_outcome`` (the valid
+fields a failed extraction collected, or null; ``outcome`` is then null)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def call_completed(call: Call) -> dict[str, Any]:
     }
     if call.status == FAILED:
         data["error_code"] = call.error_code
+        data["partial_outcome"] = call.partial_outcome
     return {"id": event_id(call), "type": CALL_COMPLETED, "created_at": iso(call.ended_at), "data": data}
 
 

@@ -18,6 +18,7 @@ def call_record(call: Call) -> dict[str, Any]:
         "from": call.from_number,
         "objective": call.objective,
         "outcome": call.outcome if call.status == "completed" else None,
+        "partial_outcome": call.partial_outcome if call.status == "failed" else None,
         "transcript": call.transcript,
         "confidence": call.confidence,
         "duration_seconds": call.duration_seconds,

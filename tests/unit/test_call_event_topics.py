@@ -12,7 +12,7 @@ from domain.calls.call import Call
 STORED = {
     "Queued", "Started", "DialRequested", "Dialed", "InboundAnswered", "CarrierProgressed", "CarrierEnded",
     "VoiceSessionOpened", "VoiceSessionClosed", "TransferRequested", "TransferLegEnded", "RecordingAttached",
-    "Answered", "TurnRecorded", "Ended", "OutcomeExtracted", "Completed", "Failed",
+    "Answered", "TurnRecorded", "Ended", "OutcomeExtracted", "PartialOutcomeRecorded", "Completed", "Failed",
 }
 
 
