@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import structlog
@@ -11,7 +12,9 @@ import structlog
 def configure(level: str = "info", fmt: str = "json", *, final: bool = False) -> None:
     """``final``: nothing configures logging again in this process, so each logger keeps its
     first configuration (a lookup less on every log call; the server passes it)."""
-    renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer()
+    # Console colours only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    colours = not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+    renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=colours)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

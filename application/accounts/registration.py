@@ -93,11 +93,17 @@ def _issue_token(user: User, purpose: str, now) -> tuple[str, OneTimeToken]:
 
 def _send_verification(accounts: Accounts, user: User, token: str) -> None:
     link = f"{accounts.ports.public_base_url}/verify-email?token={token}"
+    days = tokens.LIFETIMES[tokens.EMAIL_VERIFICATION].days
     accounts.ports.email.send(
         EmailMessage(
             to=user.email,
             subject="Confirm your callwright e-mail address",
-            body=f"Confirm your address by sending this token to POST /auth/verify-email:\n\n{token}\n\n{link}\n",
+            body=(
+                f"Open this link to confirm your address (it works once, for {days} days):\n\n"
+                f"{link}\n\n"
+                'Or send the token below to POST /auth/verify-email as {"token": "..."}:\n\n'
+                f"{token}\n"
+            ),
             kind=tokens.EMAIL_VERIFICATION,
         )
     )
@@ -145,8 +151,11 @@ def forgot_password(accounts: Accounts, *, email: str) -> None:
             to=user.email,
             subject="Reset your callwright password",
             body=(
-                "Someone asked to reset your password. The token below is valid for one hour and once.\n"
-                f"Send it with a new password to POST /auth/reset-password:\n\n{token}\n"
+                "Someone asked to reset your password. Open this link to choose a new one "
+                "(it works once, for one hour):\n\n"
+                f"{accounts.ports.public_base_url}/reset-password?token={token}\n\n"
+                'Or send the token below to POST /auth/reset-password as {"token": "...", "password": "..."}:\n\n'
+                f"{token}\n"
             ),
             kind=tokens.PASSWORD_RESET,
         )

@@ -1,31 +1,58 @@
-"""``callwright calls …``: a thin client of a running server (``CALLWRIGHT_BASE_URL``, key in
-``OPENPHN_API_KEY``), and ``callwright demo``: one simulated call, offline, end to end."""
+"""``callwright calls …``: a thin client of a running server (``CALLWRIGHT_BASE_URL``; the key in
+``CALLWRIGHT_API_KEY``, else ``OPENPHN_API_KEY``). A server that cannot be reached is one line, exit 1."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import httpx
 import typer
 
+from entrypoints.cli.style import heading
+
 calls = typer.Typer(help="Create, read, list, watch and export calls on a running server.", no_args_is_help=True)
 TERMINAL = ("completed", "failed")
 
 
-def _client() -> httpx.Client:
-    key = os.environ.get("OPENPHN_API_KEY")
-    if not key:
-        typer.echo("error: set OPENPHN_API_KEY to your API key (sk_live_…)", err=True)
-        raise typer.Exit(2)
-    base = os.environ.get("CALLWRIGHT_BASE_URL") or (
+KEY_VARIABLES = ("CALLWRIGHT_API_KEY", "OPENPHN_API_KEY")  # the first one set wins
+
+
+def api_key() -> str:
+    for name in KEY_VARIABLES:
+        if os.environ.get(name):
+            return os.environ[name]
+    typer.echo(f"error: set {' or '.join(KEY_VARIABLES)} to your API key (sk_live_…)", err=True)
+    raise typer.Exit(2)
+
+
+def base_url() -> str:
+    return (os.environ.get("CALLWRIGHT_BASE_URL") or (
         f"http://{os.environ.get('CALLWRIGHT_HOST', '127.0.0.1')}:{os.environ.get('CALLWRIGHT_PORT', '8000')}"
-    )
-    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30.0, trust_env=False)
+    )).rstrip("/")
+
+
+@contextmanager
+def _client() -> Iterator[httpx.Client]:
+    """A client of the server; a connection that fails is one line on stderr and exit 1, no traceback."""
+    key, base = api_key(), base_url()
+    try:
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30.0,
+                          trust_env=False) as client:
+            yield client
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        typer.echo(f"cannot reach {base}: is callwright serve running?", err=True)
+        raise typer.Exit(1) from exc
+    except httpx.TransportError as exc:
+        typer.echo(f"error: the request to {base} failed ({type(exc).__name__}: {exc})", err=True)
+        raise typer.Exit(1) from exc
 
 
 def _answer(response: httpx.Response) -> Any:
@@ -84,7 +111,7 @@ def watch(call_id: str, timeout: Annotated[float, typer.Option(help="seconds")] 
             record = _answer(client.get(f"/v1/calls/{call_id}"))
             if record["status"] != status:
                 status = record["status"]
-                typer.secho(f"[{status}]", bold=True)
+                heading(f"[{status}]")
             lines = [line for line in (record.get("transcript") or "").splitlines() if line]
             for line in lines[seen_lines:]:
                 typer.echo(f"  {line}")
@@ -109,10 +136,18 @@ def export(
         if response.status_code >= 400:
             response.read()
             _answer(response)
-        sink = sys.stdout.buffer if str(output) == "-" else output.open("wb")
-        try:
+        if str(output) == "-":
+            for chunk in response.iter_bytes():
+                sys.stdout.buffer.write(chunk)
+            return
+        with output.open("wb") as sink:
             for chunk in response.iter_bytes():
                 sink.write(chunk)
-        finally:
-            if sink is not sys.stdout.buffer:
-                sink.close()
+    rows = _csv_rows(output)
+    typer.echo(f"wrote {rows} {'row' if rows == 1 else 'rows'} to {output.resolve()}")
+
+
+def _csv_rows(path: Path) -> int:
+    """Data rows of a written CSV file (a transcript cell may hold line breaks, so lines are not rows)."""
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        return max(0, sum(1 for _ in csv.reader(handle)) - 1)

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import json
+import secrets
+import tempfile
 from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -14,6 +18,10 @@ from application.principal import API_KEY, Principal
 from domain.calls import dialing_rules
 from domain.calls.call import Call
 from domain.errors import DialingRuleError
+from entrypoints.cli.style import heading
+
+if TYPE_CHECKING:
+    from entrypoints.bootstrap import Container
 
 # Example numbers across the world's time zones: one of them is always inside 08:00-21:00.
 CANDIDATES = ("+442071838750", "+61292374000", "+81335508000", "+912261234567", "+12125550123", "+14155550123",
@@ -42,7 +50,17 @@ def run_demo() -> None:
     from entrypoints.settings import Settings
 
     configure("warning", "console")
-    container = bootstrap_memory(Settings.from_env())
+    # A throw-away data directory and key: the demo must not create ./var wherever it runs.
+    with tempfile.TemporaryDirectory(prefix="callwright-demo-") as scratch:
+        settings = Settings.from_env(data_dir=Path(scratch), secret_key=secrets.token_urlsafe(32))
+        container = bootstrap_memory(settings)
+        try:
+            _run(container)
+        finally:
+            container.close()
+
+
+def _run(container: Container) -> None:
     now = datetime.now(timezone.utc)
     to = reachable_destination(now)
     if to is None:
@@ -56,7 +74,7 @@ def run_demo() -> None:
     calling = container.calling
     call = prepare_call(calling, principal, request, now)
     calling.commit(call)
-    typer.secho(f"simulated call {call.call_id} to {to} ({calling.ports.brain.name} agent)", bold=True)
+    heading(f"simulated call {call.call_id} to {to} ({calling.ports.brain.name} agent)")
     claimed = runner.claim(calling, call.call_id)
     if claimed is not None:
         runner.run(calling, claimed)
@@ -64,8 +82,7 @@ def run_demo() -> None:
     assert done is not None
     for line in done.transcript.splitlines():
         typer.echo(f"  {line}")
-    typer.secho(f"[{done.status}]", bold=True)
+    heading(f"[{done.status}]")
     typer.echo(json.dumps({"outcome": done.outcome, "confidence": done.confidence,
                            "duration_seconds": done.duration_seconds, "cost_total": str(done.cost_total),
                            "error_code": done.error_code}, indent=2))
-    container.close()

@@ -2,6 +2,7 @@
 
 Every command reads ``CALLWRIGHT_DATA_DIR``/``CALLWRIGHT_HOST``/``CALLWRIGHT_PORT`` (and
 ``CALLWRIGHT_DATABASE_URL``), so a CLI command reaches the same database as a running server.
+Only ``serve`` creates a data directory; the others refuse to run without one (or a database URL).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from entrypoints.settings import Settings
 
 T = TypeVar("T")
 
-app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False)
+# No local variables in tracebacks: they would print API keys, passwords and database URLs.
+app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_show_locals=False)
 admin = typer.Typer(help="Operator commands against the service's database.", no_args_is_help=True)
 app.add_typer(admin, name="admin")
 app.add_typer(calls, name="calls")
@@ -37,6 +40,19 @@ DataDirOpt = Annotated[
 
 def _settings(host: str | None = None, port: int | None = None, data_dir: Path | None = None) -> Settings:
     return Settings.from_env(host=host, port=port, data_dir=data_dir)
+
+
+def _existing(settings: Settings) -> Settings:
+    """The settings of a command that uses a server's data, not ``serve``: without a database URL
+    the data directory must hold the embedded database already; nothing is created here."""
+    if settings.database_url or (settings.data_dir / "pgdata").is_dir():
+        return settings
+    path = settings.data_dir.resolve()
+    typer.echo(f"error: no callwright data directory at {path} (no embedded database in {path / 'pgdata'}).\n"
+               "Run this command where `callwright serve` keeps its data, or point it there with "
+               "CALLWRIGHT_DATA_DIR=/path/to/var (or set CALLWRIGHT_DATABASE_URL to the server's PostgreSQL).",
+               err=True)
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -91,7 +107,7 @@ def worker(
     from entrypoints.logging import configure
     from entrypoints.workers.kafka_mode import KafkaSettings
 
-    settings = _settings(data_dir=data_dir)
+    settings = _existing(_settings(data_dir=data_dir))
     configure(settings.log_level, settings.log_format)
     kafka = KafkaSettings.from_env()
     container, fed = bootstrap_worker(settings, kafka, projections=projections, reactors=reactors)
@@ -121,7 +137,7 @@ def relay(data_dir: DataDirOpt = None) -> None:
     if kafka is None:
         typer.echo("error: set CALLWRIGHT_KAFKA_BOOTSTRAP (host:port) to relay events to Kafka", err=True)
         raise typer.Exit(2)
-    container, workers = bootstrap_relay(settings, kafka)
+    container, workers = bootstrap_relay(_existing(settings), kafka)
     structlog.get_logger("callwright.relay").info(
         "relay.starting", kafka=kafka.bootstrap,
         topics=[kafka.topic(app) for app in (container.accounts, container.calling)],
@@ -148,8 +164,9 @@ def _on_accounts(command: Callable[[Any], T]) -> T:
     from entrypoints.bootstrap import bootstrap_cli
     from entrypoints.logging import configure
 
+    settings = _existing(_settings())
     configure("warning", "console")
-    container = bootstrap_cli(_settings())
+    container = bootstrap_cli(settings)
     try:
         return command(container.accounts)
     except ApplicationError as exc:
@@ -186,7 +203,9 @@ def approve(email: Annotated[str, typer.Argument(help="E-mail address of the acc
 
 @app.command()
 def demo() -> None:
-    """Run one simulated call end to end (offline unless ANTHROPIC_API_KEY is set) and print it."""
+    """Run one simulated call end to end (offline unless ANTHROPIC_API_KEY is set) and print it.
+
+    Needs no server and no data directory: it runs in memory and leaves no files behind."""
     from entrypoints.cli.demo import run_demo
 
     run_demo()

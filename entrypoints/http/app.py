@@ -18,6 +18,7 @@ from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.admin import AdminController
 from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
+from entrypoints.http.controllers.email_links import EmailLinkPages
 from entrypoints.http.controllers.calls import CallsController
 from entrypoints.http.controllers.numbers import NumbersController
 from entrypoints.http.controllers.carrier import CarrierCallbacks
@@ -48,6 +49,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
     app = Litestar(
         route_handlers=[
             AccountsController,
+            EmailLinkPages,
             ApiKeysController,
             AuditController,
             AdminController,

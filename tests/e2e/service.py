@@ -51,10 +51,10 @@ def base_env(**callwright: str) -> dict[str, str]:
     return env
 
 
-def run_cli(env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(env: Mapping[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [callwright_executable(), *args], env=dict(env), capture_output=True, text=True, timeout=CLI_TIMEOUT,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, cwd=cwd,
     )
 
 
