@@ -49,6 +49,7 @@ class BoundaryApplication(Application[UUID]):
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         self._saved(position, events)
+        self.committed(events, aggregates)
         return position
 
     async def commit_async(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
@@ -59,7 +60,11 @@ class BoundaryApplication(Application[UUID]):
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         self._saved(position, events)
+        self.committed(events, aggregates)
         return position
+
+    def committed(self, events: list[Any], aggregates: tuple[Aggregate, ...]) -> None:
+        """Told of every commit once it is saved (the place to log a state change that happened)."""
 
     def _saved(self, position: int, events: list[Any]) -> None:
         self.known_head = max(self.known_head, position)

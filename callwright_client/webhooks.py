@@ -11,7 +11,9 @@
     handle(event)
 
 Pass the raw body exactly as received (before any JSON parsing) and the endpoint's secret as
-shown when it was created.
+shown when it was created or last rotated. For 24 h after a rotation ``X-Service-Signature`` holds
+two comma-separated values, ``sha256=<new>,sha256=<old>``: a delivery is genuine when any value
+matches, so a receiver still holding the old secret keeps working while it rolls over.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def _header(headers: Mapping[str, str], name: str) -> str:
 def verify_signature(body: bytes | str, headers: Mapping[str, str], secret: str, tolerance: int = TOLERANCE_SECONDS,
                      *, now: float | None = None) -> dict[str, Any]:
     """The event, once ``X-Service-Signature`` matches ``body`` and ``X-Service-Timestamp`` is within
-    ``tolerance`` seconds of ``now``; ``InvalidSignature`` otherwise. Compares in constant time."""
+    ``tolerance`` seconds of ``now``; ``InvalidSignature`` otherwise. Any of the header's
+    comma-separated ``sha256=`` values may match. Compares in constant time."""
     raw = body.encode() if isinstance(body, str) else bytes(body)
     timestamp_text = _header(headers, "X-Service-Timestamp")
     try:
@@ -51,6 +54,8 @@ def verify_signature(body: bytes | str, headers: Mapping[str, str], secret: str,
     if abs(current - timestamp) > tolerance:
         raise InvalidSignature("the delivery's timestamp is outside the tolerance (a replay, or a wrong clock)")
     expected = "sha256=" + hmac.new(secret.encode(), f"{timestamp}.".encode() + raw, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, _header(headers, "X-Service-Signature")):
+    offered = [value.strip() for value in _header(headers, "X-Service-Signature").split(",")]
+    # Every value is compared (no early exit), so timing does not tell which one matched.
+    if not [value for value in offered if hmac.compare_digest(expected, value)]:
         raise InvalidSignature("the signature does not match this body and secret")
     return json.loads(raw)

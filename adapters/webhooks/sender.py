@@ -41,6 +41,7 @@ class AttemptOutcome:
     error: str | None
     blocked: bool
     address: str | None
+    refused_code: str | None = None  # the URL policy refuses the target (not a resolution failure)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ class WebhookSender:
                 address = addresses[0]
                 return await self._send(target, address, body, headers, started)
         except UnsafeTargetError as exc:
-            return _failed(started, f"blocked: {exc.message}", exc.address, blocked=True)
+            refused = exc.code if exc.code != UNRESOLVABLE else None  # a name that does not resolve may later
+            return _failed(started, f"blocked: {exc.message}", exc.address, blocked=True, refused_code=refused)
         except (TimeoutError, httpcore.TimeoutException):
             return _failed(started, "timeout", address)
         except (httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
@@ -228,9 +230,10 @@ def _describe(exc: BaseException) -> str:
     return f"network error: {detail}"
 
 
-def _failed(started: float, error: str, address: str | None, *, blocked: bool = False) -> AttemptOutcome:
+def _failed(started: float, error: str, address: str | None, *, blocked: bool = False,
+            refused_code: str | None = None) -> AttemptOutcome:
     return AttemptOutcome(status=None, body="", latency_ms=_elapsed_ms(started), error=error, blocked=blocked,
-                          address=address)
+                          address=address, refused_code=refused_code)
 
 
 def _elapsed_ms(started: float) -> int:

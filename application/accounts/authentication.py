@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from application.accounts.app import Accounts
 from application.errors import AuthenticationError
 from application.principal import API_KEY, Principal
@@ -10,6 +12,7 @@ from domain.accounts.api_key import ApiKey
 from domain.accounts.tenant import Tenant
 
 INVALID_KEY = "invalid API key"
+E = TypeVar("E", bound=Exception)
 
 
 def _key_and_tenant(accounts: Accounts, key_hash: str) -> tuple[ApiKey, Tenant] | None:
@@ -26,6 +29,13 @@ def _key_and_tenant(accounts: Accounts, key_hash: str) -> tuple[ApiKey, Tenant] 
         return None
     accounts.lookups.put(("api_key", key_hash), head, (key, tenant))
     return key, tenant
+
+
+def identified(error: E, key_id: str | None, tenant_id: str | None) -> E:
+    """``error`` marked with the key it refuses, when the key was recognised, so the refusal's log
+    line can name the key and tenant (never the secret)."""
+    error.key_id, error.tenant_id = key_id, tenant_id  # type: ignore[attr-defined]
+    return error
 
 
 def _principal(key: ApiKey, tenant: Tenant) -> Principal:
@@ -67,11 +77,12 @@ def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str)
     now = accounts.ports.clock()
     status = key.status(now)
     if status == key_rules.REVOKED:
-        raise AuthenticationError("this API key has been revoked", code="api_key_revoked")
+        raise identified(AuthenticationError("this API key has been revoked", code="api_key_revoked"),
+                         key.key_id, key.tenant_id)
     if status == key_rules.EXPIRED:
-        raise AuthenticationError(
+        raise identified(AuthenticationError(
             "this API key was rotated and its grace period has ended", code="api_key_expired"
-        )
+        ), key.key_id, key.tenant_id)
     if status == key_rules.ROTATED:
         # SPEC.md: every use of a rotated key in its grace window is audit-logged.
         accounts.update(ApiKey, key.id, lambda k: k.record_use_during_grace(method=method, path=path[:512], now=now))

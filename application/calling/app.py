@@ -11,6 +11,7 @@ from eventsourcing.persistence import JSONTranscoder, Transcoding
 from application.boundary import BoundaryApplication
 from application.commit_path import CommitPathFactory, direct
 from application.head_cache import HeadCache
+from application.calling.call_log import log_steps
 from application.calling.ports import AgentBrain, Callee, OutcomeExtractor
 from application.ports import Clock
 from domain.calls.engine_choice import VoiceRouting
@@ -69,3 +70,6 @@ class Calling(BoundaryApplication):
         self.lookups = HeadCache(maxsize=1_000)
         # The carrier side of live calls (absent where none run: unit tests, tools).
         self.live = live
+
+    def committed(self, events: list[Any], aggregates: tuple[Any, ...]) -> None:
+        log_steps(events, aggregates)

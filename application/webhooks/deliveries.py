@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import structlog
+
 from application.calling.app import Calling
 from application.errors import ConflictError, NotFoundError
 from application.principal import Principal
@@ -23,7 +25,10 @@ from domain.webhooks import payload, signing
 from domain.webhooks.delivery import LEASE, DeliveryStateError, WebhookDelivery
 from domain.webhooks.endpoint import CALL_COMPLETED, WebhookEndpoint, WebhookEndpointIndex
 
+log = structlog.get_logger(__name__)
+
 ENDPOINT_DELETED = "the endpoint was deleted"
+ENDPOINT_DISABLED = "endpoint_disabled"  # the cancel reason of a delivery whose endpoint was disabled
 
 
 def schedule(calling: Calling, tenant_id: str, load_call: Callable[[], Call],
@@ -39,7 +44,7 @@ def schedule(calling: Calling, tenant_id: str, load_call: Callable[[], Call],
     event = payload.call_completed(call)
     body = payload.encode(event)
     now = calling.ports.clock()
-    targets = [i for i in index.active_ids if CALL_COMPLETED in _events_of(calling, i)]
+    targets = [i for i in index.active_ids if CALL_COMPLETED in _events_of(calling, index, i)]
 
     def build(endpoint_ids: list[str]) -> list[WebhookDelivery]:
         return [WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
@@ -62,13 +67,14 @@ def schedule(calling: Calling, tenant_id: str, load_call: Callable[[], Call],
         return saved
 
 
-def _events_of(calling: Calling, endpoint_id: str) -> tuple[str, ...]:
-    """An endpoint's event names (fixed at creation, so remembered for good)."""
-    remembered = calling.lookups.get(("webhook-events", endpoint_id), 0)
+def _events_of(calling: Calling, index: WebhookEndpointIndex, endpoint_id: str) -> tuple[str, ...]:
+    """An endpoint's event names, remembered while the tenant's index stands at the same version
+    (a change of an endpoint's events is saved with the index)."""
+    remembered = calling.lookups.get(("webhook-events", endpoint_id), index.version)
     if remembered is None:
         endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(endpoint_id))
         remembered = tuple(endpoint.events) if endpoint is not None else ()
-        calling.lookups.put(("webhook-events", endpoint_id), 0, remembered)
+        calling.lookups.put(("webhook-events", endpoint_id), index.version, remembered)
     return remembered
 
 
@@ -77,43 +83,66 @@ class Attempt:
     delivery: WebhookDelivery
     number: int
     url: str
-    secret: str
+    secrets: tuple[str, ...]  # the current secret, then the previous one while its grace lasts
 
     def headers(self, timestamp: int) -> dict[str, str]:
         body = self.delivery.body.encode()
-        return signing.headers(self.secret, timestamp, body, event_type=self.delivery.event_type,
+        return signing.headers(list(self.secrets), timestamp, body, event_type=self.delivery.event_type,
                                delivery_uuid=self.delivery.delivery_uuid)
 
 
 def lease(calling: Calling, box: SecretBox, delivery_uuid: uuid.UUID, owner: str, now: datetime,
           duration: timedelta = LEASE, known: WebhookDelivery | None = None) -> Attempt | None:
     """The delivery's next attempt for ``owner``, or None: nothing due, someone else has it, or
-    the endpoint is gone (the delivery is then cancelled). ``known``: the delivery as just saved
+    the endpoint is deleted or disabled (the delivery is then cancelled). ``known``: the delivery as just saved
     by its scheduler (saves a read; if it is stale, the lease conflicts and nothing is sent)."""
     delivery = known if known is not None else calling.find(WebhookDelivery, delivery_uuid)
     if delivery is None:
         return None
     endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(delivery.endpoint_id))
     if endpoint is None or not endpoint.active:
-        delivery.cancel(ENDPOINT_DELETED, now)
+        delivery.cancel(ENDPOINT_DISABLED if endpoint is not None and endpoint.disabled else ENDPOINT_DELETED, now)
         _commit_quietly(calling, delivery)
         return None
     number = delivery.lease(owner, now, duration)
     if not _commit_quietly(calling, delivery) or number is None:
         return None  # lost the race, or only a lost attempt was written down
-    return Attempt(delivery=delivery, number=number, url=endpoint.url, secret=box.open(endpoint.sealed_secret))
+    secrets = tuple(box.open(sealed) for sealed in endpoint.sealed_secrets(now))
+    return Attempt(delivery=delivery, number=number, url=endpoint.url, secrets=secrets)
 
 
 def record(calling: Calling, attempt: Attempt, outcome: AttemptOutcome, now: datetime) -> WebhookDelivery | None:
-    """Write down the attempt's result; None if its lease was taken over meanwhile."""
+    """Write down the attempt's result; None if its lease was taken over meanwhile. An attempt the
+    URL policy refused (``refused_code``) also disables the endpoint and cancels this delivery:
+    retrying a URL the policy refuses can never succeed."""
     delivery = attempt.delivery
+    refused = outcome.refused_code
     try:
         delivery.record_attempt(attempt.number, status=outcome.status, body=outcome.body,
                                 latency_ms=outcome.latency_ms, error=outcome.error, address=outcome.address, now=now)
         calling.commit(delivery)
     except (ConflictError, DeliveryStateError):
         return None
+    if refused is not None:
+        disable_refused(calling, delivery, refused, outcome.error or refused, now)
     return delivery
+
+
+def disable_refused(calling: Calling, delivery: WebhookDelivery, code: str, reason: str, now: datetime) -> None:
+    def attempt() -> None:
+        endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(delivery.endpoint_id))
+        if endpoint is None or not endpoint.disable(code, reason, "webhook_dispatcher", now):
+            return
+        index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(endpoint.tenant_id))
+        if index is not None:
+            index.deactivate(endpoint.endpoint_id)
+        calling.commit(*(a for a in (endpoint, index) if a is not None))
+        log.warning("webhooks.endpoint_disabled", endpoint_id=endpoint.endpoint_id, tenant_id=endpoint.tenant_id,
+                    delivery_id=delivery.delivery_id, call_id=delivery.call_id, reason_code=code, reason=reason)
+
+    calling.retry_on_conflict(attempt)
+    delivery.cancel(ENDPOINT_DISABLED, now)
+    _commit_quietly(calling, delivery)
 
 
 def _commit_quietly(calling: Calling, delivery: WebhookDelivery) -> bool:
@@ -142,8 +171,11 @@ def request_retry(calling: Calling, principal: Principal, endpoint_id: str, deli
 
     delivery = owned_delivery(calling, principal.tenant_id, endpoint_id, delivery_id)
     endpoint = calling.find(WebhookEndpoint, WebhookEndpoint.id_of(endpoint_id))
-    if endpoint is None or not endpoint.active:
+    if endpoint is None or endpoint.deleted:
         raise ConflictError("the endpoint was deleted; nothing is sent to it any more", code="webhook_deleted")
+    if endpoint.disabled:
+        raise ConflictError(f"the endpoint is disabled ({endpoint.disabled_code}); re-enable it with PATCH "
+                            "active=true first", code="webhook_disabled")
     change(delivery)
     calling.commit(delivery)
     return delivery

@@ -13,6 +13,7 @@ class AttemptOutcome(Protocol):
     error: str | None
     blocked: bool
     address: str | None
+    refused_code: str | None  # set when the URL policy refuses the target: the endpoint is disabled
 
 
 class WebhookPoster(Protocol):

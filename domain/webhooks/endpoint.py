@@ -1,10 +1,13 @@
 """Webhook endpoints (SPEC.md Webhook endpoint): where a tenant's events go, signed with a secret
-kept sealed (the aggregate holds only its ciphertext). Soft-deleted, never erased."""
+kept sealed (the aggregate holds only its ciphertext). Soft-deleted, never erased; disabled (with a
+reason) when the URL policy refuses its URL or the tenant asks; a rotated secret keeps signing for
+a grace period beside the new one."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 from eventsourcing.domain import event
 
@@ -16,6 +19,9 @@ EMITTED = (CALL_COMPLETED,)
 # Named in the spec's neighbourhood but not emitted yet: accepted nowhere until they are.
 NOT_YET_EMITTED = ("call.started", "call.transferred", "sms.delivered")
 MAX_DESCRIPTION = 500
+SECRET_GRACE = timedelta(hours=24)  # the previous secret still signs for this long after a rotation
+DISABLED_BY_REQUEST = "disabled_by_request"  # PATCH active=false
+EDITABLE = ("url", "description", "events")
 
 
 class WebhookEndpoint(TenantAggregate):
@@ -38,19 +44,94 @@ class WebhookEndpoint(TenantAggregate):
         self.deleted_at: datetime | None = None
         self.deleted_by: str | None = None
 
+    # Attributes that later events set, read through getattr so older aggregates rebuild unchanged.
+    sealed_previous_secret: str | None = None
+    previous_valid_until: datetime | None = None
+    secret_rotated_at: datetime | None = None
+    disabled_code: str | None = None
+    disabled_reason: str | None = None
+    disabled_at: datetime | None = None
+
     @property
     def endpoint_id(self) -> str:
         return ids.to_public(ids.WEBHOOK, self.id)
 
     @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_code is not None
+
+    @property
     def active(self) -> bool:
-        return self.deleted_at is None
+        return not self.deleted and not self.disabled
+
+    def sealed_secrets(self, now: datetime) -> list[str]:
+        """The secrets that sign an attempt at ``now``: the current one first, then the previous one
+        while its grace lasts."""
+        previous = self.sealed_previous_secret
+        if previous is not None and self.previous_valid_until is not None and now < self.previous_valid_until:
+            return [self.sealed_secret, previous]
+        return [self.sealed_secret]
+
+    def change(self, changes: dict[str, Any], by: str, now: datetime) -> bool:
+        """Apply the given fields of ``EDITABLE``; False when nothing differs."""
+        different = {k: v for k, v in changes.items() if k in EDITABLE and getattr(self, k) != v}
+        if not different:
+            return False
+        self._changed(changes=different, by=by, at=now)
+        return True
+
+    @event("Changed")
+    def _changed(self, changes: dict[str, Any], by: str, at: datetime) -> None:
+        for name, value in changes.items():
+            setattr(self, name, value)
+
+    def rotate_secret(self, sealed_secret: str, by: str, now: datetime) -> None:
+        """The current secret becomes the previous one, valid until ``now + SECRET_GRACE``; a
+        previous secret still in its grace is dropped."""
+        self._secret_rotated(sealed_secret=sealed_secret, sealed_previous=self.sealed_secret,
+                             previous_valid_until=now + SECRET_GRACE, by=by, at=now)
+
+    @event("SecretRotated")
+    def _secret_rotated(self, sealed_secret: str, sealed_previous: str, previous_valid_until: datetime, by: str,
+                        at: datetime) -> None:
+        self.sealed_secret = sealed_secret
+        self.sealed_previous_secret = sealed_previous
+        self.previous_valid_until = previous_valid_until
+        self.secret_rotated_at = at
+
+    def disable(self, code: str, reason: str, by: str, now: datetime) -> bool:
+        if self.deleted or self.disabled:
+            return False
+        self._disabled(code=code, reason=reason, by=by, at=now)
+        return True
+
+    @event("Disabled")
+    def _disabled(self, code: str, reason: str, by: str, at: datetime) -> None:
+        self.disabled_code = code
+        self.disabled_reason = reason
+        self.disabled_at = at
+
+    def enable(self, by: str, now: datetime) -> bool:
+        if self.deleted or not self.disabled:
+            return False
+        self._enabled(by=by, at=now)
+        return True
+
+    @event("Enabled")
+    def _enabled(self, by: str, at: datetime) -> None:
+        self.disabled_code = None
+        self.disabled_reason = None
+        self.disabled_at = None
 
     def subscribes_to(self, event_type: str) -> bool:
         return self.active and event_type in self.events
 
     def delete(self, by: str, now: datetime) -> bool:
-        if not self.active:
+        if self.deleted:
             return False
         self._deleted(by=by, at=now)
         return True
@@ -90,3 +171,20 @@ class WebhookEndpointIndex(TenantAggregate):
     @event("Deactivated")
     def _deactivated(self, endpoint_id: str) -> None:
         self.active_ids = [i for i in self.active_ids if i != endpoint_id]
+
+    def reactivate(self, endpoint_id: str) -> None:
+        if endpoint_id in self.endpoint_ids and endpoint_id not in self.active_ids:
+            self._reactivated(endpoint_id=endpoint_id)
+
+    @event("Reactivated")
+    def _reactivated(self, endpoint_id: str) -> None:
+        self.active_ids = [i for i in self.endpoint_ids if i in self.active_ids or i == endpoint_id]
+
+    def endpoint_changed(self, endpoint_id: str) -> None:
+        """An endpoint's subscriptions changed: saved so readers that remember them by this
+        index's version read them again."""
+        self._endpoint_changed(endpoint_id=endpoint_id)
+
+    @event("EndpointChanged")
+    def _endpoint_changed(self, endpoint_id: str) -> None:
+        pass

@@ -84,7 +84,7 @@ def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = Non
         interface=Interfaces.ASGI,
         workers=1,
         factory=True,
-        log_access=False,
+        log_access=False,  # our http.request line (entrypoints/http/context.py) is the access log, in JSON
     ).serve()
 
 

@@ -13,7 +13,7 @@ from litestar.handlers import BaseRouteHandler
 
 from application.accounts import sessions as session_use_cases
 from application.accounts.administration import require_admin
-from application.accounts.authentication import authenticate_key, remembered_key
+from application.accounts.authentication import authenticate_key, identified, remembered_key
 from application.errors import ApplicationError, AuthenticationError, PermissionDeniedError, RateLimitedError
 from application.ports import RateDecision
 from application.principal import Principal
@@ -47,13 +47,13 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return None
 
 
-def _check(decision: RateDecision) -> None:
+def _check(decision: RateDecision, principal: Principal) -> None:
     if not decision.allowed:
-        raise RateLimitedError(
+        raise identified(RateLimitedError(
             f"rate limit of {decision.limit} requests per minute exceeded",
             retry_after=decision.retry_after,
             headers=rate_headers(decision),
-        )
+        ), principal.key_id, principal.tenant_id)
 
 
 def rate_headers(decision: RateDecision) -> dict[str, str]:
@@ -83,15 +83,15 @@ class AuthMiddleware:
             else:
                 principal, decision = remembered
         except ApplicationError as exc:
-            await self._reject(send, exc)
+            await self._reject(send, exc, None, scope)
             return
         extra = [(k.lower().encode(), v.encode()) for k, v in rate_headers(decision).items()]
         if policy == KEY_ONLY and principal.verification_status != APPROVED:
-            gate = PermissionDeniedError(
+            gate = identified(PermissionDeniedError(
                 "this account is pending review; API calls are refused until an operator approves it",
                 code="account_pending_review",
-            )
-            await self._reject(send, gate, extra)
+            ), principal.key_id, principal.tenant_id)
+            await self._reject(send, gate, extra, scope)
             return
         scope.setdefault("state", {})["principal"] = principal
 
@@ -120,7 +120,7 @@ class AuthMiddleware:
         )
         if current_head != head:
             return None, decision
-        _check(decision)
+        _check(decision, principal)
         return principal, decision
 
     @staticmethod
@@ -155,11 +155,16 @@ class AuthMiddleware:
             decision = self.container.rate_limiter.hit(
                 self._bucket(principal), limit=limit, window_seconds=WINDOW, now=self.container.clock()
             )
-        _check(decision)
+        _check(decision, principal)
         return principal, decision
 
-    async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None,
+                      scope: dict[str, Any]) -> None:
         status, named = status_and_headers(exc)
+        # The request line (``entrypoints.http.context``) names the refusal and, when the key was
+        # recognised (revoked, expired, rate-limited, pending review), its id and tenant.
+        scope.setdefault("state", {})["refusal"] = {
+            "error_code": exc.code, "key_id": getattr(exc, "key_id", None), "tenant_id": getattr(exc, "tenant_id", None)}
         headers = [(b"content-type", b"application/json"), *(extra or [])]
         headers += [(k.lower().encode(), v.encode()) for k, v in named.items()]
         if isinstance(exc, AuthenticationError):

@@ -1,5 +1,9 @@
 """Outermost ASGI layer: request id (``X-Request-Id``), one access log line, Prometheus metrics.
 
+The access line (``http.request``) carries method, path, route, status, duration_ms, request_id,
+and the key_id and tenant_id of the caller when its key was recognised (refused ones included).
+Granian's own access log stays off (``callwright serve``): this line replaces it.
+
 It wraps Litestar's handler so unmatched routes and errors are logged and counted too.
 Query strings and headers are never logged: they may carry tokens.
 """
@@ -82,7 +86,8 @@ class RequestContext:
             method = scope.get("method", "GET")
             self.metrics.requests.labels(method, route, str(status_holder["status"])).inc()
             self.metrics.latency.labels(method, route).observe(elapsed)
-            principal = scope.get("state", {}).get("principal")
+            state = scope.get("state", {})
+            principal, refusal = state.get("principal"), state.get("refusal") or {}
             log.info(
                 "http.request",
                 method=method,
@@ -90,7 +95,8 @@ class RequestContext:
                 route=route,
                 status=status_holder["status"],
                 duration_ms=round(elapsed * 1000, 2),
-                tenant_id=getattr(principal, "tenant_id", None),
-                key_id=getattr(principal, "key_id", None),
+                tenant_id=getattr(principal, "tenant_id", None) or refusal.get("tenant_id"),
+                key_id=getattr(principal, "key_id", None) or refusal.get("key_id"),
+                **({"error_code": refusal["error_code"]} if refusal else {}),
             )
             structlog.contextvars.unbind_contextvars("request_id")

@@ -50,14 +50,16 @@ class CallRunner:
         try:
             runner.run(self.calling, call)
         except Exception as exc:  # a failing brain or extractor must still end the call
-            log.error("call.run_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
+            log.error("call.run_failed", call_id=call.call_id, tenant_id=call.tenant_id, error=type(exc).__name__,
+                      exc_info=exc)
             self._fail(call.call_id, exc)
 
     def _dial(self, call: Call) -> None:
         try:
             dialing.dial(self.calling, call)
         except Exception as exc:
-            log.error("call.dial_failed", call_id=call.call_id, error=type(exc).__name__, exc_info=exc)
+            log.error("call.dial_failed", call_id=call.call_id, tenant_id=call.tenant_id, error=type(exc).__name__,
+                      exc_info=exc)
             self._fail(call.call_id, exc)
 
     def _fail(self, call_id: str, exc: Exception) -> None:

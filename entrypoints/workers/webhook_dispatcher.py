@@ -24,7 +24,7 @@ import structlog
 from application.calling.app import Calling
 from application.webhooks import deliveries
 from application.ports import SecretBox
-from application.webhooks.ports import WebhookPoster
+from application.webhooks.ports import AttemptOutcome, WebhookPoster
 from domain.webhooks.delivery import LEASE, WebhookDelivery
 
 log = structlog.get_logger(__name__)
@@ -149,15 +149,27 @@ class WebhookDispatcher:
                 outcome = await poster.post(attempt.url, attempt.delivery.body.encode(),
                                             attempt.headers(int(now.timestamp())))
                 await asyncio.to_thread(deliveries.record, self.calling, attempt, outcome, self.calling.ports.clock())
-                log.info("webhooks.attempt", delivery_id=attempt.delivery.delivery_id, attempt=attempt.number,
-                         status=outcome.status, error=outcome.error, latency_ms=outcome.latency_ms)
+                _log_attempt(attempt, outcome)
         except Exception as exc:
-            log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), error=type(exc).__name__, exc_info=exc)
+            log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), endpoint_id=endpoint_id,
+                      error=type(exc).__name__, exc_info=exc)
         finally:
             self._per_endpoint[endpoint_id] -= 1
             self._in_flight.pop(delivery_uuid, None)
             if self._waiting_for_slots and self._wake is not None and asyncio.get_running_loop() is self._loop:
                 self._wake.set()  # a slot is free: what waited for it goes in the next round
+
+
+def _log_attempt(attempt: deliveries.Attempt, outcome: AttemptOutcome) -> None:
+    """One line per attempt, with the ids an operator searches by; a receiver's 5xx and an attempt
+    the URL policy blocked are warnings (someone has to act), the rest info."""
+    delivery = attempt.delivery
+    serious = outcome.blocked or (outcome.status is not None and outcome.status >= 500)
+    (log.warning if serious else log.info)(
+        "webhooks.attempt", delivery_id=delivery.delivery_id, endpoint_id=delivery.endpoint_id,
+        call_id=delivery.call_id, tenant_id=delivery.tenant_id, attempt=attempt.number, status=outcome.status,
+        error=outcome.error, blocked=outcome.blocked, latency_ms=outcome.latency_ms,
+        signatures=len(attempt.secrets))
 
 
 def _unique(items: Iterable[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:

@@ -39,3 +39,14 @@ def test_anything_else_is_refused(case):
         sent["X-Service-Timestamp"] = "yesterday"
     with pytest.raises(InvalidSignature):
         verify_signature(body, sent, SECRET, now=now)
+
+
+def test_during_a_rotation_any_listed_signature_is_accepted():
+    both = signing.headers([SECRET, "whsec_old"], NOW, BODY, event_type="call.completed", delivery_uuid="d-1")
+    spaced = {**both, "X-Service-Signature": both["X-Service-Signature"].replace(",", ", ")}
+
+    assert both["X-Service-Signature"].count("sha256=") == 2
+    assert verify_signature(BODY, both, SECRET, now=NOW)["id"] == "evt_1"
+    assert verify_signature(BODY, spaced, "whsec_old", now=NOW)["id"] == "evt_1"
+    with pytest.raises(InvalidSignature):
+        verify_signature(BODY, both, "whsec_neither", now=NOW)

@@ -1,36 +1,71 @@
-"""``/v1/webhooks``: endpoints (the secret once, at creation), delivery history, manual retry."""
+"""``/v1/webhooks``: endpoints (the secret once, at creation or rotation), read, change, disable and
+re-enable, delivery history, manual retry."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from litestar import Controller, Response, delete, get, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.di import Provide
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
 
 from application.errors import ValidationFailedError
 from application.principal import Principal
-from application.webhooks import deliveries, endpoints
+from application.webhooks import deliveries, endpoint_changes, endpoints
 from domain.accounts.scopes import WEBHOOKS_READ, WEBHOOKS_WRITE
 from domain.timestamps import iso
 from domain.webhooks.delivery import STATUSES
 from domain.webhooks.endpoint import WebhookEndpoint
-from domain.webhooks.targets import UnsafeTargetError
+from domain.webhooks.targets import NOT_HTTPS, PRIVATE_ADDRESS, UnsafeTargetError
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
-from entrypoints.http.schemas.webhooks import WebhookCreateRequest
+from entrypoints.http.schemas.webhooks import (
+    DisabledReason,
+    ErrorBody,
+    WebhookCreateRequest,
+    WebhookEndpointResponse,
+    WebhookPatchRequest,
+    WebhookSecretResponse,
+)
 from projections.webhook_deliveries.queries import MAX_LIMIT, list_deliveries
 
 DeliveryStatus = Literal[STATUSES]  # type: ignore[valid-type]
 
 
+# The server flags that lift a refusal, named in the 422 so a developer knows what to set locally.
+DEVELOPMENT_FLAGS = {PRIVATE_ADDRESS: "CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE=1", NOT_HTTPS: "CALLWRIGHT_WEBHOOK_ALLOW_HTTP=1"}
+ERRORS = {
+    404: ResponseSpec(ErrorBody, description="No such endpoint for this tenant (webhook_not_found)"),
+    403: ResponseSpec(ErrorBody, description="The key lacks the scope (insufficient_scope)"),
+}
+WRITE_ERRORS = {**ERRORS, 409: ResponseSpec(ErrorBody, description="The endpoint was deleted (webhook_deleted)")}
+
+
 def endpoint_view(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    disabled = (DisabledReason(code=endpoint.disabled_code, message=endpoint.disabled_reason or "",
+                               at=iso(endpoint.disabled_at) or "") if endpoint.disabled_code is not None else None)
+    previous_until = endpoint.previous_valid_until
     return {"id": endpoint.endpoint_id, "url": endpoint.url, "description": endpoint.description,
             "events": list(endpoint.events), "created_at": iso(endpoint.created_at), "active": endpoint.active,
-            "deleted_at": iso(endpoint.deleted_at)}
+            "deleted_at": iso(endpoint.deleted_at), "disabled": disabled,
+            "rotation_grace_ends_at": iso(previous_until) if previous_until is not None else None}
+
+
+async def checked_url(container: Container, url: str) -> str:
+    """The normalized URL, or a 422 at ``body.url`` saying why (and which development flag would
+    lift the refusal, when one would)."""
+    try:
+        async with container.webhook_poster() as poster:
+            target = await poster.check(url)
+    except UnsafeTargetError as exc:
+        flag = DEVELOPMENT_FLAGS.get(exc.code)
+        message = f"{exc.message} (for local development only, the server allows it with {flag})" if flag else exc.message
+        raise ValidationFailedError([(["body", "url"], message, exc.code, url)]) from exc
+    return target.url
 
 
 class WebhooksController(Controller):
@@ -42,14 +77,41 @@ class WebhooksController(Controller):
           summary="Register an endpoint for call.completed; the signing secret is shown only in this answer")
     async def create(self, data: WebhookCreateRequest, container: Container, principal: Principal) -> dict[str, Any]:
         events = endpoints.check_events(data.events)
-        try:
-            async with container.webhook_poster() as poster:
-                target = await poster.check(data.url)
-        except UnsafeTargetError as exc:
-            raise ValidationFailedError([(["body", "url"], exc.message, exc.code, data.url)]) from exc
+        url = await checked_url(container, data.url)
         endpoint, secret = await run_blocking(endpoints.create, container.calling, principal, container.secret_box,
-                                              url=target.url, description=data.description, events=events)
+                                              url=url, description=data.description, events=events)
         return {**endpoint_view(endpoint), "secret": secret}
+
+    @get("/{endpoint_id:str}", guards=[requires_scope(WEBHOOKS_READ)], sync_to_thread=True, responses=ERRORS,
+         summary="One endpoint (deleted or disabled ones too); never the secret")
+    def read(self, container: Container, principal: Principal, endpoint_id: str) -> WebhookEndpointResponse:
+        return WebhookEndpointResponse(**endpoint_view(endpoints.owned(container.calling, principal.tenant_id,
+                                                                       endpoint_id)))
+
+    @patch("/{endpoint_id:str}", guards=[requires_scope(WEBHOOKS_WRITE)], responses=WRITE_ERRORS,
+           summary="Change url, description, events or active; absent fields stay, description null clears. "
+                   "active=true re-enables a disabled endpoint if its URL is accepted")
+    async def change(self, data: WebhookPatchRequest, container: Container, principal: Principal,
+                     endpoint_id: str) -> WebhookEndpointResponse:
+        given: dict[str, Any] = {name: getattr(data, name) for name in data.model_fields_set}
+        if "events" in given:
+            given["events"] = endpoints.check_events(given["events"])
+        current = await run_blocking(endpoints.owned, container.calling, principal.tenant_id, endpoint_id)
+        if "url" in given:
+            given["url"] = await checked_url(container, given["url"])
+        elif given.get("active") is True and not current.active:
+            await checked_url(container, current.url)  # the policy of today decides a re-enabling
+        endpoint = await run_blocking(endpoint_changes.change, container.calling, principal, endpoint_id, given)
+        return WebhookEndpointResponse(**endpoint_view(endpoint))
+
+    @post("/{endpoint_id:str}/rotate-secret", guards=[requires_scope(WEBHOOKS_WRITE)], sync_to_thread=True,
+          status_code=HTTP_201_CREATED, responses=WRITE_ERRORS,
+          summary="A new whsec_ secret, shown only in this answer; for 24 h the previous secret also signs "
+                  "(X-Service-Signature: sha256=<new>,sha256=<old>)")
+    def rotate_secret(self, container: Container, principal: Principal, endpoint_id: str) -> WebhookSecretResponse:
+        endpoint, secret = endpoint_changes.rotate_secret(container.calling, principal, container.secret_box,
+                                                          endpoint_id)
+        return WebhookSecretResponse(**endpoint_view(endpoint), secret=secret)
 
     @get("", guards=[requires_scope(WEBHOOKS_READ)], sync_to_thread=True,
          summary="The tenant's endpoints, deleted ones included (active=false); never the secret")
