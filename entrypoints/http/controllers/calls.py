@@ -142,10 +142,14 @@ class CallsController(Controller):
         principal: Principal,
         status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
         limit: Annotated[int, Parameter(ge=1, le=1_000_000)] = 10_000,
+        include: Annotated[Literal["outcome"] | None, Parameter(
+            description="outcome: one more column per outcome field, outcome.<name>, sorted by name")] = None,
     ) -> Stream:
         await views_caught_up(container)
-        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit)
-        return Stream(csv_lines_async(rows), media_type="text/csv; charset=utf-8",
+        outcome = include == "outcome"
+        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit,
+                           outcome=outcome)
+        return Stream(csv_lines_async(rows, outcome=outcome), media_type="text/csv; charset=utf-8",
                       headers={"Content-Disposition": 'attachment; filename="calls.csv"'})
 
     @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
