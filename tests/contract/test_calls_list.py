@@ -56,7 +56,8 @@ def test_a_call_is_listed_right_after_it_is_created(client, container):
     call_id = client.post("/v1/calls", json=call_body(), headers=fresh.headers).json()["call_id"]
     page = listed(client, fresh)
     assert [row["call_id"] for row in page["data"]] == [call_id]
-    assert set(page) == {"data", "total", "limit", "offset"} and page["total"] == 1
+    assert set(page) == {"data", "next_cursor", "total", "limit", "offset"} and page["total"] == 1
+    assert page["next_cursor"] is None
 
 
 def test_list_rows_carry_the_spec_fields(client, tenant, calls):
