@@ -40,13 +40,14 @@ class CallsListProjection:
             "version = %(version)s" + guard
         )
         self._outcome = view.sql(
-            "UPDATE {schema}.{table} SET confidence = %(confidence)s, has_outcome = true, "
+            "UPDATE {schema}.{table} SET confidence = %(confidence)s, has_outcome = true, outcome = %(outcome)s, "
             "version = %(version)s" + guard
         )
         # The aggregate keeps an earlier end time (from Ended) and drops the outcome on failure.
         self._settled = view.sql(
             "UPDATE {schema}.{table} SET status = %(status)s, cost_total = %(cost_total)s, "
             "error_code = %(error_code)s, has_outcome = has_outcome AND %(keeps_outcome)s, "
+            "outcome = CASE WHEN %(keeps_outcome)s THEN outcome END, "
             "ended_at = COALESCE(ended_at, %(at)s), version = %(version)s" + guard
         )
 
@@ -71,7 +72,8 @@ class CallsListProjection:
         elif isinstance(event, Call.Ended):
             statement, params = self._ended, {**common, "duration_seconds": event.duration_seconds}
         elif isinstance(event, Call.OutcomeExtracted):
-            statement, params = self._outcome, {**common, "confidence": event.confidence}
+            statement, params = self._outcome, {**common, "confidence": event.confidence,
+                                                "outcome": Jsonb(pg_text(dict(event.outcome)))}
         elif isinstance(event, Call.Completed):
             statement, params = self._settled, {**common, "status": COMPLETED, "cost_total": event.cost_total,
                                                  "error_code": None, "keeps_outcome": True}

@@ -30,6 +30,8 @@ _EXPORT_COLUMNS = (
     "call_id, created_at, to_number, from_number, objective, status, confidence, duration_seconds, "
     "cost_total, error_code, recording_url"
 )
+# What a caller reads as the call's outcome: only a completed call shows one (serializers.call_record).
+_EXPORT_OUTCOME = ", CASE WHEN status = 'completed' THEN outcome END AS outcome"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,22 +87,37 @@ def _item(row: dict[str, Any]) -> dict[str, Any]:
 
 
 async def export_rows(
-    pool: AsyncConnectionPool, *, tenant_id: str, status: str | None = None, limit: int = 10000
+    pool: AsyncConnectionPool, *, tenant_id: str, status: str | None = None, limit: int = 10000,
+    outcome: bool = False,
 ) -> AsyncIterator[tuple[Any, ...]]:
     """The tenant's newest ``limit`` calls in the CSV column order (csv_export.CSV_COLUMNS), read
-    through a server-side cursor in batches, so memory stays flat whatever the limit."""
+    through a server-side cursor in batches, so memory stays flat whatever the limit.
+
+    With ``outcome``, the first item is the outcome field names of those calls (sorted), and each
+    row ends with its outcome (a completed call's; None otherwise). Both are read in one snapshot.
+    """
     clauses = "tenant_id = %(tenant_id)s" + (" AND status = %(status)s" if status is not None else "")
+    columns = _EXPORT_COLUMNS + (_EXPORT_OUTCOME if outcome else "")
     query = (
-        f"SELECT {_EXPORT_COLUMNS} FROM calls_list_v1 WHERE {clauses} "
+        f"SELECT {columns} FROM calls_list_v1 WHERE {clauses} "
         f"ORDER BY {SORTS['created_desc']} LIMIT %(limit)s"
     )
     params = {"tenant_id": tenant_id, "status": status, "limit": max(0, limit)}
     # A server-side cursor lives in a transaction, also on the pool's autocommit connections.
-    async with pool.connection() as conn, conn.transaction(), conn.cursor(name="calls_export") as cur:
-        await cur.execute(query, params)
-        while rows := await cur.fetchmany(EXPORT_BATCH):
-            for row in rows:
-                yield (row[0], iso(row[1]), *row[2:8], _decimal(row[8]), row[9], row[10])
+    async with pool.connection() as conn, conn.transaction():
+        if outcome:
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            names = await conn.execute(
+                f"SELECT DISTINCT name FROM (SELECT {_EXPORT_OUTCOME.lstrip(', ')} FROM calls_list_v1 "
+                f"WHERE {clauses} ORDER BY {SORTS['created_desc']} LIMIT %(limit)s) AS exported "
+                "CROSS JOIN LATERAL jsonb_object_keys(exported.outcome) AS name "
+                "WHERE jsonb_typeof(exported.outcome) = 'object'", params)
+            yield tuple(sorted(row[0] for row in await names.fetchall()))
+        async with conn.cursor(name="calls_export") as cur:
+            await cur.execute(query, params)
+            while rows := await cur.fetchmany(EXPORT_BATCH):
+                for row in rows:
+                    yield (row[0], iso(row[1]), *row[2:8], _decimal(row[8]), *row[9:])
 
 
 def _decimal(value: Decimal | None) -> str | None:

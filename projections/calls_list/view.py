@@ -124,9 +124,13 @@ class CallsListView(SqlView):
             created_at timestamptz NOT NULL,
             ended_at timestamptz,
             metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+            outcome jsonb,
             version integer NOT NULL
         )
         """,
+        # Added after the first release: installs made before get the column, NULL on the rows
+        # projected before it (docs: a rebuild of this view fills them from the log).
+        "ALTER TABLE {schema}.{table} ADD COLUMN IF NOT EXISTS outcome jsonb",
         # created_desc (forward), created_asc (backward), start/end, and the ordered scan that the
         # low-cardinality filters (mode, direction, voice_engine, has_outcome) filter.
         f"CREATE INDEX IF NOT EXISTS calls_list_v1_created_idx ON {{schema}}.{{table}} (tenant_id, {_TIEBREAK})",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -29,19 +30,37 @@ def delivery_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class DeliveryPage:
+    rows: list[dict[str, Any]]
+    total: int
+    after: tuple[datetime, uuid.UUID] | None  # the sort key of the last row when more follow
+
+
 async def list_deliveries(pool: AsyncConnectionPool, *, tenant_id: str, endpoint_id: str, status: str | None,
-                          limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+                          limit: int, offset: int, after: tuple[datetime, uuid.UUID] | None = None) -> DeliveryPage:
+    """Newest first; ``after`` (a previous page's) continues past that row: keyset paging. ``total``
+    counts the whole filtered history."""
     where = "tenant_id = %(tenant_id)s AND endpoint_id = %(endpoint_id)s"
     if status is not None:
         where += " AND status = %(status)s"
-    params = {"tenant_id": tenant_id, "endpoint_id": endpoint_id, "status": status, "limit": limit, "offset": offset}
+    params: dict[str, Any] = {"tenant_id": tenant_id, "endpoint_id": endpoint_id, "status": status,
+                              "limit": limit + 1, "offset": offset}
+    page_where = where
+    if after is not None:
+        page_where += (" AND (created_at < %(created_at)s"
+                       " OR (created_at = %(created_at)s AND delivery_uuid > %(delivery_uuid)s))")
+        params["created_at"], params["delivery_uuid"] = after
     async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(f"SELECT * FROM webhook_deliveries_v1 WHERE {where} "
+        await cur.execute(f"SELECT * FROM webhook_deliveries_v1 WHERE {page_where} "
                           "ORDER BY created_at DESC, delivery_uuid LIMIT %(limit)s OFFSET %(offset)s", params)
         rows = await cur.fetchall()
         await cur.execute(f"SELECT count(*) AS total FROM webhook_deliveries_v1 WHERE {where}", params)
         total = (await cur.fetchone())["total"]
-    return [delivery_row(row) for row in rows], int(total)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    last = (rows[-1]["created_at"], rows[-1]["delivery_uuid"]) if more and rows else None
+    return DeliveryPage(rows=[delivery_row(row) for row in rows], total=int(total), after=last)
 
 
 def due_deliveries(pool: ConnectionPool, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str]]:

@@ -56,7 +56,8 @@ def test_a_call_is_listed_right_after_it_is_created(client, container):
     call_id = client.post("/v1/calls", json=call_body(), headers=fresh.headers).json()["call_id"]
     page = listed(client, fresh)
     assert [row["call_id"] for row in page["data"]] == [call_id]
-    assert set(page) == {"data", "total", "limit", "offset"} and page["total"] == 1
+    assert set(page) == {"data", "next_cursor", "total", "limit", "offset"} and page["total"] == 1
+    assert page["next_cursor"] is None
 
 
 def test_list_rows_carry_the_spec_fields(client, tenant, calls):
@@ -139,6 +140,24 @@ def test_export_honours_status_and_limit(client, tenant, calls):
     one = list(csv.reader(io.StringIO(client.get("/v1/calls/export.csv", params={"limit": 1},
                                                  headers=tenant.headers).text)))
     assert len(one) == 2
+
+
+def test_export_with_include_outcome_appends_one_column_per_outcome_field(client, tenant, calls):
+    response = client.get("/v1/calls/export.csv", params={"include": "outcome"}, headers=tenant.headers)
+    assert response.status_code == 200, response.text
+    rows = list(csv.reader(io.StringIO(response.text)))
+    assert rows[0] == [*CSV_COLUMNS, "outcome.confirmed"]  # the union of the exported calls' fields, sorted
+    by_id = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
+    assert by_id[calls["completed"]]["outcome.confirmed"] == "true"
+    assert by_id[calls["machine"]]["outcome.confirmed"] == ""  # a failed call has no outcome
+
+
+def test_export_without_include_keeps_exactly_the_spec_columns_and_refuses_unknown_includes(client, tenant, calls):
+    plain = list(csv.reader(io.StringIO(client.get("/v1/calls/export.csv", headers=tenant.headers).text)))
+    assert plain[0] == CSV_COLUMNS and all(len(row) == len(CSV_COLUMNS) for row in plain)
+    refused = client.get("/v1/calls/export.csv", params={"include": "transcript"}, headers=tenant.headers)
+    assert refused.status_code == 422
+    assert refused.json()["detail"][0]["loc"] == ["query", "include"]
 
 
 def test_list_and_export_need_calls_read(client, tenant):

@@ -10,7 +10,7 @@ import io
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from projections.calls_list.csv_export import CSV_COLUMNS, csv_lines, csv_lines_async
+from projections.calls_list.csv_export import CSV_COLUMNS, csv_lines, csv_lines_async, outcome_cell
 
 CALL = "cll_" + "0" * 32
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula
@@ -70,3 +70,28 @@ def test_the_async_lines_equal_the_sync_lines():
         return [line async for line in csv_lines_async(source())]
 
     assert asyncio.run(gather()) == list(csv_lines(rows))
+
+
+def test_outcome_cells_are_text_typed_and_formula_safe():
+    assert [outcome_cell(v) for v in (True, False, None, 3, -2.5)] == ["true", "false", None, 3, -2.5]
+    assert outcome_cell(["a", 1, None]) == '["a",1,null]'
+    assert outcome_cell({"k": "v"}) == '{"k":"v"}'
+    assert outcome_cell("=SUM(A1)") == "'=SUM(A1)" and outcome_cell("plain") == "plain"
+    assert outcome_cell(["=x"]) == '["=x"]'  # JSON starts with a bracket: nothing a spreadsheet runs
+
+
+def test_include_outcome_writes_the_union_of_fields_after_the_spec_columns():
+    names = ("allergies", "confirmed")
+    rows = [names, (*_row("x"), {"confirmed": True}), (*_row("y"), {"allergies": ["nuts"], "confirmed": False}),
+            (*_row("z"), None)]
+
+    async def produce():
+        for row in rows:
+            yield row
+
+    async def collect():
+        return [line async for line in csv_lines_async(produce(), outcome=True)]
+
+    header, first, second, third = _read(asyncio.run(collect()))
+    assert header == [*CSV_COLUMNS, "outcome.allergies", "outcome.confirmed"]
+    assert first[11:] == ["", "true"] and second[11:] == ['["nuts"]', "false"] and third[11:] == ["", ""]

@@ -18,6 +18,7 @@ from entrypoints.bootstrap import Container
 from entrypoints.http.auth import admin_only
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.accounts import AdminUserResponse
+from entrypoints.http.schemas.pages import VoiceModelStats
 from entrypoints.http.schemas.voice import SystemDefaultsPatch, SystemDefaultsResponse
 from domain.timestamps import iso
 from projections.voice_model_stats.queries import engine_stats
@@ -81,10 +82,11 @@ class AdminController(Controller):
         self, container: Container,
         days: Annotated[int, Parameter(ge=1, le=365)] = 30,
         mode: Literal["live", "simulated"] | None = None,
-    ) -> dict[str, Any]:
+    ) -> VoiceModelStats:
         until = container.clock().astimezone(timezone.utc).date()
         since = until - timedelta(days=days - 1)
         await views_caught_up(container)
         engines = await engine_stats(container.read_pool, since=since, until=until, mode=mode)
-        return {"days": days, "since": since.isoformat(), "until": until.isoformat(), "mode": mode,
-                "engines": engines}
+        # engines: the pre-0.2 name of data, kept for one release (CHANGELOG.md)
+        return VoiceModelStats(data=engines, next_cursor=None, days=days, since=since.isoformat(),
+                               until=until.isoformat(), mode=mode, engines=engines)

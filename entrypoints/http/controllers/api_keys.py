@@ -62,7 +62,8 @@ class ApiKeysController(Controller):
     async def list_keys(self, container: Container, principal: Principal) -> ApiKeyList:
         await views_caught_up(container)
         rows = await list_api_keys(container.read_pool, tenant_id=principal.tenant_id, now=container.clock())
-        return ApiKeyList(items=[ApiKeyListItem(**row) for row in rows])
+        listed = [ApiKeyListItem(**row) for row in rows]
+        return ApiKeyList(data=listed, next_cursor=None, items=listed)
 
     @post([p + "/{key_id:str}/rotate" for p in PATHS], status_code=HTTP_201_CREATED, sync_to_thread=True,
           summary="Rotate: a new secret with the same scopes; the old key works 24 h more")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import msgspec
 from litestar import Controller, get
 from litestar.di import Provide
 from litestar.params import Parameter
@@ -15,12 +14,8 @@ from domain.accounts.scopes import AUDIT_READ
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.schemas.pages import AuditEventsPage
 from projections.audit_events.queries import list_audit_events
-
-
-class AuditEventList(msgspec.Struct, kw_only=True):
-    items: list[dict[str, Any]]
-    next_cursor: str | None
 
 
 class AuditController(Controller):
@@ -36,7 +31,7 @@ class AuditController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Parameter(max_length=20)] = None,
         type: Annotated[str | None, Parameter(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")] = None,  # noqa: A002 - the query parameter's name
-    ) -> AuditEventList:
+    ) -> AuditEventsPage:
         before = None
         if cursor is not None:
             # isdigit() alone admits "²" and other non-ASCII digits that int() refuses
@@ -45,4 +40,5 @@ class AuditController(Controller):
             before = int(cursor)
         await views_caught_up(container)
         page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before, event_type=type)
-        return AuditEventList(items=page.items, next_cursor=page.next_cursor)
+        # items: the pre-0.2 name of data, kept for one release (SPEC.md Versioning §2, CHANGELOG.md)
+        return AuditEventsPage(data=page.items, items=page.items, next_cursor=page.next_cursor)

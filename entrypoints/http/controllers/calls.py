@@ -21,15 +21,19 @@ from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.idempotency import body_fingerprint, is_valid_key
 from entrypoints.bootstrap import Container
+from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
+from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
 from projections.calls_list.csv_export import csv_lines_async
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
 SORT_NAMES = tuple(SORTS)
+MAX_OFFSET = 10_000_000
+CURSOR = "calls"
 
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
 
@@ -46,6 +50,14 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise FieldError(["query", name], "give a time zone, e.g. 2026-11-02T12:00:00Z", code="timezone_aware",
                          value=value.isoformat())
+    return value
+
+
+def _cursor_offset(cursor: str, offset: int) -> int:
+    """A calls cursor is the next page's offset (the list is offset-paged, SPEC.md Calls), made opaque."""
+    (value,) = cursors.decode(CURSOR, cursor, int, offset=offset)
+    if not 0 <= value <= MAX_OFFSET:
+        raise cursors.refused(cursor)
     return value
 
 
@@ -122,17 +134,24 @@ class CallsController(Controller):
         max_confidence: Annotated[float | None, Parameter(ge=0, le=1)] = None,
         sort: Literal[SORT_NAMES] = "created_desc",  # type: ignore[valid-type]
         limit: Annotated[int, Parameter(ge=1)] = 25,
-        offset: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
-    ) -> dict[str, Any]:
+        offset: Annotated[int, Parameter(ge=0, le=MAX_OFFSET)] = 0,
+        cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
+                                                description="next_cursor of the previous page (instead of offset)")] = None,
+    ) -> CallsPage:
         filters = CallFilters(
             status=status, mode=mode, direction=direction, voice_engine=voice_engine, start=_aware(start, "start"),
             end=_aware(end, "end"), to_prefix=to_prefix, has_outcome=has_outcome, min_confidence=min_confidence,
             max_confidence=max_confidence, sort=sort,
         )
+        if cursor is not None:
+            offset = _cursor_offset(cursor, offset)
         await views_caught_up(container)
         page = await list_calls(container.read_pool, tenant_id=principal.tenant_id, filters=filters,
                                 limit=min(limit, MAX_LIMIT), offset=offset)
-        return {"data": page.items, "total": page.total, "limit": page.limit, "offset": page.offset}
+        following = page.offset + len(page.items)
+        next_cursor = cursors.encode(CURSOR, following) if following < page.total else None
+        return CallsPage(data=page.items, next_cursor=next_cursor, total=page.total, limit=page.limit,
+                         offset=page.offset)
 
     @get("/export.csv", guards=[requires_scope(CALLS_READ)], media_type="text/csv",
          summary="Export calls as CSV (streamed; newest first)")
@@ -142,10 +161,14 @@ class CallsController(Controller):
         principal: Principal,
         status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
         limit: Annotated[int, Parameter(ge=1, le=1_000_000)] = 10_000,
+        include: Annotated[Literal["outcome"] | None, Parameter(
+            description="outcome: one more column per outcome field, outcome.<name>, sorted by name")] = None,
     ) -> Stream:
         await views_caught_up(container)
-        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit)
-        return Stream(csv_lines_async(rows), media_type="text/csv; charset=utf-8",
+        outcome = include == "outcome"
+        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit,
+                           outcome=outcome)
+        return Stream(csv_lines_async(rows, outcome=outcome), media_type="text/csv; charset=utf-8",
                       headers={"Content-Disposition": 'attachment; filename="calls.csv"'})
 
     @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,

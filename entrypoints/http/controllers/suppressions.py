@@ -13,11 +13,15 @@ from application.calling import suppressions
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from entrypoints.bootstrap import Container
+from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.calls import SuppressionRequest
+from entrypoints.http.schemas.pages import SuppressionsPage
 from domain.timestamps import iso
 from projections.suppressions.queries import list_suppressions
+
+CURSOR = "suppressions"
 
 
 class SuppressionsController(Controller):
@@ -31,11 +35,20 @@ class SuppressionsController(Controller):
         include_removed: bool = False,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
-    ) -> dict[str, Any]:
+        cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
+                                                description="next_cursor of the previous page")] = None,
+    ) -> SuppressionsPage:
+        after = None
+        if cursor is not None:
+            added_at, e164 = cursors.decode(CURSOR, cursor, str, str, offset=offset)
+            after = (cursors.moment(added_at, cursor), e164)
         await views_caught_up(container)
-        rows = await list_suppressions(container.read_pool, tenant_id=principal.tenant_id, now=container.clock(),
-                                       include_removed=include_removed, limit=limit, offset=offset)
-        return {"data": rows, "limit": limit, "offset": offset}
+        page = await list_suppressions(container.read_pool, tenant_id=principal.tenant_id, now=container.clock(),
+                                       include_removed=include_removed, limit=limit, offset=offset, after=after)
+        next_cursor = None
+        if page.after is not None:
+            next_cursor = cursors.encode(CURSOR, page.after[0].isoformat(), page.after[1])
+        return SuppressionsPage(data=page.rows, next_cursor=next_cursor, limit=limit, offset=offset)
 
     @post("", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_201_CREATED,
           summary="Suppress a number: calls to it are refused with type 'suppressed'")

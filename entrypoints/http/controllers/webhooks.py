@@ -3,6 +3,8 @@ re-enable, delivery history, manual retry."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Response, delete, get, patch, post
@@ -20,9 +22,11 @@ from domain.webhooks.delivery import STATUSES
 from domain.webhooks.endpoint import WebhookEndpoint
 from domain.webhooks.targets import NOT_HTTPS, PRIVATE_ADDRESS, UnsafeTargetError
 from entrypoints.bootstrap import Container
+from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.schemas.pages import DeliveriesPage, WebhookEndpointsList
 from entrypoints.http.schemas.webhooks import (
     DisabledReason,
     ErrorBody,
@@ -33,6 +37,7 @@ from entrypoints.http.schemas.webhooks import (
 )
 from projections.webhook_deliveries.queries import MAX_LIMIT, list_deliveries
 
+DELIVERIES_CURSOR = "deliveries"
 DeliveryStatus = Literal[STATUSES]  # type: ignore[valid-type]
 
 
@@ -66,6 +71,14 @@ async def checked_url(container: Container, url: str) -> str:
         message = f"{exc.message} (for local development only, the server allows it with {flag})" if flag else exc.message
         raise ValidationFailedError([(["body", "url"], message, exc.code, url)]) from exc
     return target.url
+
+
+def _after(cursor: str, offset: int) -> tuple[datetime, uuid.UUID]:
+    created_at, delivery_uuid = cursors.decode(DELIVERIES_CURSOR, cursor, str, str, offset=offset)
+    try:
+        return cursors.moment(created_at, cursor), uuid.UUID(delivery_uuid)
+    except ValueError:
+        raise cursors.refused(cursor) from None
 
 
 class WebhooksController(Controller):
@@ -115,8 +128,9 @@ class WebhooksController(Controller):
 
     @get("", guards=[requires_scope(WEBHOOKS_READ)], sync_to_thread=True,
          summary="The tenant's endpoints, deleted ones included (active=false); never the secret")
-    def list_endpoints(self, container: Container, principal: Principal) -> dict[str, Any]:
-        return {"data": [endpoint_view(e) for e in endpoints.listing(container.calling, principal.tenant_id)]}
+    def list_endpoints(self, container: Container, principal: Principal) -> WebhookEndpointsList:
+        listed = endpoints.listing(container.calling, principal.tenant_id)
+        return WebhookEndpointsList(data=[WebhookEndpointResponse(**endpoint_view(e)) for e in listed], next_cursor=None)
 
     @delete("/{endpoint_id:str}", guards=[requires_scope(WEBHOOKS_WRITE)], sync_to_thread=True,
             status_code=HTTP_200_OK, summary="Soft-delete: nothing more is sent; the history stays readable")
@@ -130,13 +144,19 @@ class WebhooksController(Controller):
         status: DeliveryStatus | None = None,
         limit: Annotated[int, Parameter(ge=1, le=MAX_LIMIT)] = 25,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
-    ) -> dict[str, Any]:
+        cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
+                                                description="next_cursor of the previous page")] = None,
+    ) -> DeliveriesPage:
+        after = _after(cursor, offset) if cursor is not None else None
         endpoint = await run_blocking(endpoints.owned, container.calling, principal.tenant_id, endpoint_id)
         await views_caught_up(container)
-        rows, total = await list_deliveries(container.read_pool, tenant_id=principal.tenant_id,
-                                            endpoint_id=endpoint.endpoint_id, status=status, limit=limit,
-                                            offset=offset)
-        return {"data": rows, "total": total, "limit": limit, "offset": offset}
+        page = await list_deliveries(container.read_pool, tenant_id=principal.tenant_id,
+                                     endpoint_id=endpoint.endpoint_id, status=status, limit=limit, offset=offset,
+                                     after=after)
+        next_cursor = None
+        if page.after is not None:
+            next_cursor = cursors.encode(DELIVERIES_CURSOR, page.after[0].isoformat(), str(page.after[1]))
+        return DeliveriesPage(data=page.rows, next_cursor=next_cursor, total=page.total, limit=limit, offset=offset)
 
     @post("/{endpoint_id:str}/deliveries/{delivery_id:str}/retry", guards=[requires_scope(WEBHOOKS_WRITE)],
           sync_to_thread=True, status_code=HTTP_202_ACCEPTED,

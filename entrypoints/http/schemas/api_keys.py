@@ -61,7 +61,11 @@ class ApiKeyListItem(_KeyFields, kw_only=True):
 
 
 class ApiKeyList(msgspec.Struct, kw_only=True):
-    items: list[ApiKeyListItem]
+    """Every key of the tenant at once: next_cursor is always null."""
+
+    data: list[ApiKeyListItem]
+    next_cursor: str | None = None
+    items: list[ApiKeyListItem]  # deprecated: the same keys as data (CHANGELOG.md)
 
 
 class RevokeResponse(msgspec.Struct, kw_only=True):

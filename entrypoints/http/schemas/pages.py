@@ -1,0 +1,57 @@
+"""The one list shape: ``{data: [...], next_cursor}``, plus ``total``, ``limit`` and ``offset`` where
+the list is offset-paged. ``next_cursor`` is null on the last page and always on a list answered whole.
+
+Fields kept beside ``data`` for one release (SPEC.md Versioning §2, CHANGELOG.md) say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from entrypoints.http.schemas.webhooks import WebhookEndpointResponse
+
+Row = dict[str, Any]
+
+
+class _Page(msgspec.Struct, kw_only=True):
+    data: list[Row]
+    next_cursor: str | None
+
+
+class CallsPage(_Page, kw_only=True):
+    total: int
+    limit: int
+    offset: int
+
+
+class AuditEventsPage(_Page, kw_only=True):
+    items: list[Row]  # deprecated: the same rows as data
+
+
+class SuppressionsPage(_Page, kw_only=True):
+    limit: int
+    offset: int
+
+
+class WebhookEndpointsList(_Page, kw_only=True):
+    """Every endpoint of the tenant at once: next_cursor is always null."""
+
+    data: list[WebhookEndpointResponse]  # type: ignore[assignment]
+
+
+class DeliveriesPage(_Page, kw_only=True):
+    total: int
+    limit: int
+    offset: int
+
+
+class VoiceModelStats(_Page, kw_only=True):
+    """One row per engine, whole: next_cursor is always null."""
+
+    days: int
+    since: str
+    until: str
+    mode: str | None
+    engines: list[Row]  # deprecated: the same rows as data
