@@ -13,8 +13,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,24 @@ class ServeProcess:
             os.kill(int(pid_file.read_text().split()[0]), signal.SIGINT)  # PostgreSQL's fast shutdown
         except (ValueError, IndexError, ProcessLookupError, PermissionError):
             pass
+
+
+@contextmanager
+def offline_server(prefix: str) -> Iterator[ServeProcess]:
+    """``callwright serve`` on a free port with a fresh data directory and the scripted agent
+    (no ``ANTHROPIC_API_KEY``), stopped and removed afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    port = free_port()
+    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    process = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
+                           log_path=workdir / "serve.log")
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def start(env: dict[str, str], port: int, workdir: Path, n: int) -> ServeProcess:

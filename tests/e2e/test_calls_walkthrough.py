@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, run_cli
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, offline_server, run_cli
 from tests.support.readme import first_call_body
 
 pytestmark = pytest.mark.e2e
@@ -23,18 +21,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def server() -> Iterator[ServeProcess]:
-    workdir = Path(tempfile.mkdtemp(prefix="callwright-e2e-calls-"))
-    port = free_port()
-    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"))
-    env.pop("ANTHROPIC_API_KEY", None)
-    process = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
-                           log_path=workdir / "serve.log")
-    try:
-        process.wait_ready()
-        yield process
-    finally:
-        process.cleanup()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with offline_server("callwright-e2e-calls-") as started:
+        yield started
 
 
 def test_a_simulated_call_runs_to_a_typed_outcome_and_is_listed_and_exported(server: ServeProcess) -> None:

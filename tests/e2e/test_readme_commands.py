@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.service import ServeProcess, base_env, callwright_executable, free_port
+from tests.e2e.service import ServeProcess, callwright_executable, offline_server
 from tests.support.readme import README, first_call_body
 
 pytestmark = pytest.mark.e2e
@@ -73,18 +71,8 @@ def fragments(comment: str) -> list[str]:
 
 @pytest.fixture
 def server() -> Iterator[ServeProcess]:
-    workdir = Path(tempfile.mkdtemp(prefix="callwright-e2e-readme-"))
-    port = free_port()
-    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"))
-    env.pop("ANTHROPIC_API_KEY", None)
-    process = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
-                           log_path=workdir / "serve.log")
-    try:
-        process.wait_ready()
-        yield process
-    finally:
-        process.cleanup()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with offline_server("callwright-e2e-readme-") as started:
+        yield started
 
 
 def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, tmp_path: Path) -> None:
