@@ -43,6 +43,7 @@ class Settings:
     voice_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     record_calls: bool = True
     stream_token_seconds: int = 300
+    ready_max_lag_seconds: float = 30.0  # /readyz: a follower older than this is "degraded"
     reconcile_after_seconds: float = 60.0  # a dial with no carrier answer, or a silent call past its end
 
     @classmethod
@@ -88,6 +89,8 @@ class Settings:
             values["stream_token_seconds"] = int(env["CALLWRIGHT_STREAM_TOKEN_SECONDS"])
         if env.get("CALLWRIGHT_RECONCILE_AFTER_SECONDS"):
             values["reconcile_after_seconds"] = float(env["CALLWRIGHT_RECONCILE_AFTER_SECONDS"])
+        if env.get("CALLWRIGHT_READY_MAX_LAG_SECONDS"):
+            values["ready_max_lag_seconds"] = float(env["CALLWRIGHT_READY_MAX_LAG_SECONDS"])
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 from psycopg_pool import AsyncConnectionPool
 
 from adapters.postgres.database import DatabaseConfig
+from adapters.postgres.readiness import ReadinessProbe
 from application.accounts.app import Accounts
 from application.calling.app import Calling
 from application.calling.carrier_reports import CarrierEdge
@@ -49,6 +51,10 @@ class Container:
     # Opened by the HTTP server's lifespan (``bootstrap.http.serving``), None outside it.
     read_pool: AsyncConnectionPool | None = None
     fresh_reads: FreshReads | None = None
+    readiness: ReadinessProbe | None = None  # /readyz's database check, with the read pool
+    # The real time, which eventsourcing stamps events with (not ``clock``, which tests move):
+    # what a follower's lag is measured against.
+    wall_clock: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     metrics_registry: CollectorRegistry | None = None  # set by ``create_app``
     voice_metrics: VoiceMetrics | None = None  # set by ``create_app``
     _closers: list[Callable[[], Any]] = field(default_factory=list)

@@ -12,6 +12,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from adapters.postgres.event_appender import AsyncEventAppender
+from adapters.postgres.readiness import ReadinessProbe
 from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.core import bootstrap
@@ -40,6 +41,9 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         calling_events=container.calling.recorder.events_table_name,
     )
     calling = container.calling
+    container.readiness = ReadinessProbe(pool, schema=database.schema, tables={
+        app.name: app.recorder.events_table_name for app in (container.accounts, calling)
+    })
     appender = AsyncEventAppender(pool, schema=database.schema, table=calling.recorder.events_table_name)
     await appender.create_function()
     calling.commits.attach_loop(appender.append)
@@ -52,6 +56,7 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         # stays open) while the followers stop, so commits already handed to it still land.
         calling.commits.detach_loop()
         container.fresh_reads = None
+        container.readiness = None
         if owns_container:
             await asyncio.to_thread(container.close)
         else:

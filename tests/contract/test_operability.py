@@ -1,4 +1,4 @@
-"""Operability over HTTP: liveness, readiness, the OpenAPI document and its offline docs page,
+"""Operability over HTTP: liveness, the OpenAPI document and its offline docs page,
 Prometheus metrics, and the ``X-Request-Id`` every answer carries (ARCHITECTURE.md §10–11)."""
 
 from __future__ import annotations
@@ -49,19 +49,7 @@ def test_healthz_answers_200(client):
     assert response.json() == {"status": "ok"}
 
 
-def test_readyz_reports_the_database_and_every_projection_lag(client, pending):
-    response = client.get("/readyz")
-
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["status"] == "ready"
-    assert body["checks"]["database"] == "ok"
-    projections = {name: check for name, check in body["checks"].items() if name.startswith("follower:")}
-    assert {"follower:audit_events_v1", "follower:api_keys_v1", "follower:calls_list_v1",
-            "follower:suppressions_v1", "follower:call_runner"} <= set(projections)
-    for check in projections.values():
-        assert isinstance(check["lag"], int) and check["lag"] >= 0
-        assert check["error"] is None
+# /readyz: tests/contract/test_readiness.py
 
 
 # --- OpenAPI and docs ----------------------------------------------------------------------

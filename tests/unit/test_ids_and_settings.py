@@ -59,6 +59,11 @@ def test_settings_read_the_environment_and_options_win():
     assert settings.base_url == "http://127.0.0.1:8100"
 
 
+def test_the_readiness_lag_threshold_is_seconds_from_the_environment():
+    assert Settings.from_env({}).ready_max_lag_seconds == 30.0
+    assert Settings.from_env({"CALLWRIGHT_READY_MAX_LAG_SECONDS": "12.5"}).ready_max_lag_seconds == 12.5
+
+
 def test_the_twilio_api_base_url_defaults_to_the_real_api_and_can_point_at_a_fake():
     """Issue 5 item 8: CALLWRIGHT_TWILIO_API_BASE_URL points a running server at any fake carrier."""
     assert Settings.from_env({}).twilio_api_base_url is None

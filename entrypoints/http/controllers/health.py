@@ -1,16 +1,14 @@
-"""Operability: liveness, readiness (database and projection lag) and Prometheus metrics."""
+"""Operability: liveness, readiness (database and follower lag) and Prometheus metrics."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar import Response, get
+from litestar.openapi.datastructures import ResponseSpec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from entrypoints.bootstrap import Container
-from entrypoints.http.blocking import run_blocking
-
-MAX_READY_LAG = 1000
+from entrypoints.http.readiness import readiness
+from entrypoints.http.schemas.operations import ReadinessResponse
 
 
 @get("/healthz", summary="Liveness", tags=["operations"])
@@ -18,27 +16,18 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-def _readiness(container: Container) -> tuple[bool, dict[str, Any]]:
-    checks: dict[str, Any] = {}
-    ready = True
-    try:
-        heads = {app.name: app.head() for app in (container.accounts, container.calling)}
-        checks["database"] = "ok"
-    except Exception as exc:  # any driver error means not ready
-        return False, {"database": f"unavailable: {type(exc).__name__}"}
-    followers = {**container.projections, **container.reactors}
-    for name, worker in followers.items():
-        lag = max(0, heads.get(worker.app.name, 0) - worker.position)
-        checks[f"follower:{name}"] = {"lag": lag, "error": type(worker.error).__name__ if worker.error else None}
-        if lag > MAX_READY_LAG or worker.error is not None:
-            ready = False
-    return ready, checks
+NOT_READY = ResponseSpec(
+    ReadinessResponse, description="not_ready: the database is unreachable or did not answer within its timeout"
+)
 
 
-@get("/readyz", summary="Readiness: database reachable, projections caught up", tags=["operations"])
-async def readyz(container: Container) -> Response[dict[str, Any]]:
-    ready, checks = await run_blocking(_readiness, container)
-    return Response({"status": "ready" if ready else "not_ready", "checks": checks}, status_code=200 if ready else 503)
+@get("/readyz", summary="Readiness: ready, degraded (serving, a follower behind) or not ready",
+     tags=["operations"], responses={503: NOT_READY},
+     description="200 for ready and degraded (a load balancer keeps the instance), 503 only for not_ready. "
+                 "Answers within a second whatever the database does.")
+async def readyz(container: Container) -> Response[ReadinessResponse]:
+    answer = await readiness(container)
+    return Response(answer, status_code=503 if answer.status == "not_ready" else 200)
 
 
 @get("/metrics", summary="Prometheus metrics", tags=["operations"], include_in_schema=False)
