@@ -238,7 +238,7 @@ class LagSampler:
                 head, view, runner = head or 0, view or 0, runner or 0
                 try:
                     checks = http.get("/readyz").json()["checks"]
-                    readyz = checks.get("projection:calls_list_v1", {}).get("lag")
+                    readyz = checks.get("followers", {}).get("calls_list_v1", {}).get("behind_events")
                 except (httpx.HTTPError, ValueError, KeyError):
                     readyz = None
                 waits = dict(conn.execute(WAITS_QUERY).fetchall())
