@@ -125,7 +125,7 @@ def status_and_headers(exc: ApplicationError) -> tuple[int, dict[str, str]]:
 
 def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -> Response[Any]:
     if isinstance(exc, FieldError):
-        return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value)])
+        return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value, exc.ctx)])
     if isinstance(exc, ValidationFailedError):
         return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.problems])
     status, headers = status_and_headers(exc)

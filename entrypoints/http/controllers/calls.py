@@ -29,11 +29,14 @@ from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
 from projections.calls_list.csv_export import csv_lines_async
+from projections.calls_list.filters import EARLIEST, LATEST, in_range
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
 SORT_NAMES = tuple(SORTS)
 MAX_OFFSET = 10_000_000
 CURSOR = "calls"
+EARLIEST_TEXT = EARLIEST.isoformat().replace("+00:00", "Z")
+LATEST_TEXT = LATEST.isoformat().replace("+00:00", "Z")
 
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
 
@@ -47,9 +50,15 @@ def _key(value: str | None) -> str | None:
 
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
         raise FieldError(["query", name], "give a time zone, e.g. 2026-11-02T12:00:00Z", code="timezone_aware",
                          value=value.isoformat())
+    if not in_range(value):
+        raise FieldError(["query", name], f"{name} must be an instant from {EARLIEST_TEXT} up to (not including) "
+                         f"{LATEST_TEXT}", code="datetime_out_of_range", value=value.isoformat(),
+                         ctx={"ge": EARLIEST_TEXT, "lt": LATEST_TEXT})
     return value
 
 
