@@ -233,8 +233,8 @@ class Call(LiveCallCommands, TenantAggregate):
         self.turns = [*self.turns, {"speaker": speaker, "text": text}]
 
     def end(self, duration_seconds: int, now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        self._ended(duration_seconds=max(0, int(duration_seconds)), at=now)
+        self._require(IN_PROGRESS)  # a call never lasts past its maximum: the carrier or the runner cuts it there
+        self._ended(duration_seconds=min(max(0, int(duration_seconds)), self.max_duration_seconds), at=now)
 
     @event("Ended")
     def _ended(self, duration_seconds: int, at: datetime) -> None:
