@@ -47,7 +47,7 @@ class Call(LiveCallCommands, TenantAggregate):
         account: a callable ``from_number`` runs them after these, and a callable
         ``voice_engine`` picks the engine for the new call id. ``checks_at``: the instant the
         time-dependent rules are judged at (a simulated call's ``simulation.at``), else ``now``."""
-        schema = OutcomeSchema.of(outcome_schema)
+        schema = OutcomeSchema.of(outcome_schema, limits=True)  # a request's: its size limits apply
         destination = dialing_rules.parse_destination(to)
         dialing_rules.check_consent(consent_type)
         judged = checks_at or now
