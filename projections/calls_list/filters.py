@@ -16,20 +16,6 @@ SORTS = {
     "confidence_desc": "confidence DESC NULLS LAST, created_at DESC, call_id DESC",
     "cost_desc": "cost_total DESC NULLS LAST, created_at DESC, call_id DESC",
 }
-# The instants a start or end may name: the month and day buckets (totals.py) reach one month past
-# a bound, and a datetime stops at 9999-12-31, so the last month is left out.
-EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
-LATEST = datetime(9999, 12, 1, tzinfo=timezone.utc)  # exclusive
-
-
-def in_range(moment: datetime) -> bool:
-    """Whether an aware instant converts to UTC and lies in [EARLIEST, LATEST)."""
-    try:
-        return EARLIEST <= moment.astimezone(timezone.utc) < LATEST
-    except OverflowError:
-        return False
-
-
 # Equality filters: the counts tables (view.py) are keyed by exactly these (and the UTC day).
 COUNTED_FILTERS = ("status", "mode", "direction", "voice_engine", "has_outcome")
 

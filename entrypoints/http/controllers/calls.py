@@ -20,6 +20,7 @@ from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.idempotency import body_fingerprint, is_valid_key
+from domain.instants import RANGE_CTX, RANGE_RULE, in_range
 from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
@@ -29,14 +30,11 @@ from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
 from projections.calls_list.csv_export import csv_lines_async
-from projections.calls_list.filters import EARLIEST, LATEST, in_range
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
 SORT_NAMES = tuple(SORTS)
 MAX_OFFSET = 10_000_000
 CURSOR = "calls"
-EARLIEST_TEXT = EARLIEST.isoformat().replace("+00:00", "Z")
-LATEST_TEXT = LATEST.isoformat().replace("+00:00", "Z")
 
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
 
@@ -56,9 +54,8 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
         raise FieldError(["query", name], "give a time zone, e.g. 2026-11-02T12:00:00Z", code="timezone_aware",
                          value=value.isoformat())
     if not in_range(value):
-        raise FieldError(["query", name], f"{name} must be an instant from {EARLIEST_TEXT} up to (not including) "
-                         f"{LATEST_TEXT}", code="datetime_out_of_range", value=value.isoformat(),
-                         ctx={"ge": EARLIEST_TEXT, "lt": LATEST_TEXT})
+        raise FieldError(["query", name], f"{name} {RANGE_RULE}", code="datetime_out_of_range",
+                         value=value.isoformat(), ctx=RANGE_CTX)
     return value
 
 

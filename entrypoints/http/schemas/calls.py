@@ -20,6 +20,7 @@ from pydantic import (
 
 from domain.calls.outcome_schema import definition_json_schema
 from domain.calls.outcome_types import FIELD_NAME_PATTERN
+from entrypoints.http.schemas.instants import bounded_instant
 from entrypoints.http.schemas.text import safe_json, safe_text
 
 AnsweredBy = Literal[
@@ -60,7 +61,7 @@ class SimulationSpec(Strict):
     persona: Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)] | None = None
     facts: Annotated[dict[FieldName, Any], Field(max_length=50), AfterValidator(safe_json)] | None = None
     answered_by: AnsweredBy | None = None
-    at: Annotated[AwareDatetime, Field(description=(
+    at: Annotated[AwareDatetime, AfterValidator(bounded_instant), Field(description=(
         "The instant the simulated call takes place: call hours and suppressions are judged at it, and "
         "the agent's sense of today and now is it. Default: the time of the request."))] | None = None
 
@@ -110,7 +111,7 @@ class BatchRequest(CallOptions):
 class SuppressionRequest(Strict):
     e164: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     reason: Annotated[str, StringConstraints(max_length=500), AfterValidator(safe_text)] | None = None
-    expires_at: datetime | None = None
+    expires_at: Annotated[datetime, AfterValidator(bounded_instant)] | None = None
 
 
 class CallCreated(msgspec.Struct, kw_only=True):
