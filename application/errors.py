@@ -49,10 +49,12 @@ class FieldError(ApplicationError):
 
     code = "value_error"
 
-    def __init__(self, loc: list[str | int], message: str, *, code: str, value: Any = None) -> None:
+    def __init__(self, loc: list[str | int], message: str, *, code: str, value: Any = None,
+                 ctx: dict[str, Any] | None = None) -> None:
         super().__init__(message, code=code)
         self.loc = loc
         self.value = value
+        self.ctx = ctx or {}
 
 
 class ValidationFailedError(ApplicationError):

@@ -51,6 +51,11 @@ class RequestRuleError(DomainError):
     def within(self, prefix: list[str | int]) -> list[InputProblem]:
         return [([*prefix, *loc], message, kind, value) for loc, message, kind, value in self.details]
 
+    @property
+    def contexts(self) -> list[dict[str, Any]]:
+        """The ``ctx`` of each of ``details`` (the limit a value broke), in the same order."""
+        return [{} for _ in self.details]
+
 
 class DialingRuleError(RequestRuleError):
     """A destination, consent, suppression or call-hours rule refused a call (ARCHITECTURE.md §7);
@@ -133,13 +138,18 @@ class OutcomeSchemaError(RequestRuleError):
     code = "outcome_schema_invalid"
     loc = ("outcome_schema",)
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], *, ctx: list[dict[str, Any]] | None = None) -> None:
         super().__init__(_summary("outcome_schema is invalid", problems))
         self.problems = problems
+        self.ctx = ctx or [{} for _ in problems]
 
     @property
     def details(self) -> list[InputProblem]:
         return [([*self.loc, *where], message, kind, None) for where, message, kind in self.problems]
+
+    @property
+    def contexts(self) -> list[dict[str, Any]]:
+        return self.ctx
 
 
 class OutcomeInvalidError(DomainError):

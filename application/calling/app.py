@@ -53,7 +53,7 @@ class OutcomeSchemaAsDefinition(Transcoding):
         return obj.to_definition()
 
     def decode(self, data: dict[str, dict[str, Any]]) -> OutcomeSchema:
-        return OutcomeSchema.compile(data)
+        return OutcomeSchema.compile(data, limits=False)  # stored: what was accepted then still reads
 
 
 class Calling(BoundaryApplication):

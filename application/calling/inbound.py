@@ -45,7 +45,7 @@ def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, ca
     call = Call(
         tenant_id=number.tenant_id, call_id=call_id, direction=INBOUND, mode="live", to=number.e164,
         from_number=caller, objective=number.objective,
-        outcome_schema=OutcomeSchema.compile(number.outcome_schema),  # the number's canonical definition
+        outcome_schema=OutcomeSchema.compile(number.outcome_schema, limits=False),  # the number's stored definition
         consent_type=INBOUND, consent_record_id=None, voice_id=None,
         voice_engine=number.voice_engine or calling.ports.voice_routing(number.tenant_id).engine_for(call_id),
         language=number.language, metadata={"number_id": number.number_id},

@@ -81,14 +81,16 @@ def _converse(calling: Calling, call: Call) -> None:
         if said:
             call.record_turn(AGENT, said, ports.clock())
             seconds += speaking_seconds(said)
-        if turn.end_call:
-            break
+        if turn.end_call or seconds >= call.max_duration_seconds:
+            break  # a call is cut at its maximum, as the carrier's time limit cuts a live one
         reply = callee.reply(said)
         if reply is None:
             break
         heard = clean(reply)
         call.record_turn(CALLEE, heard, ports.clock())
         seconds += speaking_seconds(heard)
+        if seconds >= call.max_duration_seconds:
+            break
         if time.monotonic() - last_save >= PROGRESS_SAVE_SECONDS:
             calling.commit(call)
             last_save = time.monotonic()

@@ -47,7 +47,7 @@ class Call(LiveCallCommands, TenantAggregate):
         account: a callable ``from_number`` runs them after these, and a callable
         ``voice_engine`` picks the engine for the new call id. ``checks_at``: the instant the
         time-dependent rules are judged at (a simulated call's ``simulation.at``), else ``now``."""
-        schema = OutcomeSchema.of(outcome_schema)
+        schema = OutcomeSchema.of(outcome_schema, limits=True)  # a request's: its size limits apply
         destination = dialing_rules.parse_destination(to)
         dialing_rules.check_consent(consent_type)
         judged = checks_at or now
@@ -233,8 +233,8 @@ class Call(LiveCallCommands, TenantAggregate):
         self.turns = [*self.turns, {"speaker": speaker, "text": text}]
 
     def end(self, duration_seconds: int, now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        self._ended(duration_seconds=max(0, int(duration_seconds)), at=now)
+        self._require(IN_PROGRESS)  # a call never lasts past its maximum: the carrier or the runner cuts it there
+        self._ended(duration_seconds=min(max(0, int(duration_seconds)), self.max_duration_seconds), at=now)
 
     @event("Ended")
     def _ended(self, duration_seconds: int, at: datetime) -> None:

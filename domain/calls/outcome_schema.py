@@ -12,6 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.calls.outcome_limits import (
+    MAX_ENUM_VALUE_LENGTH,
+    MAX_ENUM_VALUES,
+    MAX_SCHEMA_BYTES,
+    Problems,
+    schema_bytes,
+)
 from domain.calls.outcome_types import (
     ENUM,
     FIELD_NAME_PATTERN,
@@ -47,15 +54,16 @@ class OutcomeSchema:
     _json_schema: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
-    def compile(cls, definition: Mapping[str, Any]) -> OutcomeSchema:
-        """From a request's definition, or ``OutcomeSchemaError`` listing every problem."""
-        return compile_schema(definition)
+    def compile(cls, definition: Mapping[str, Any], *, limits: bool = True) -> OutcomeSchema:
+        """From a request's definition, or ``OutcomeSchemaError`` listing every problem.
+        ``limits=False`` for a stored definition: the size limits apply to requests only."""
+        return compile_schema(definition, limits=limits)
 
     @classmethod
-    def of(cls, value: OutcomeSchema | Mapping[str, Any]) -> OutcomeSchema:
-        """The value itself, or one compiled from a definition (what events stored before the
-        value had its own transcoding)."""
-        return value if isinstance(value, OutcomeSchema) else compile_schema(value)
+    def of(cls, value: OutcomeSchema | Mapping[str, Any], *, limits: bool = False) -> OutcomeSchema:
+        """The value itself, or one compiled from a definition: by default a stored one (what events
+        stored before the value had its own transcoding), without the request limits."""
+        return value if isinstance(value, OutcomeSchema) else compile_schema(value, limits=limits)
 
     def __copy__(self) -> OutcomeSchema:
         return self
@@ -147,13 +155,16 @@ def definition_json_schema() -> dict[str, Any]:
                          "description": "An optional field may be absent or null in the outcome."},
             "description": {"type": "string", "maxLength": MAX_DESCRIPTION,
                             "description": "What the field means; the agent reads it."},
-            "values": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
-                       "uniqueItems": True, "description": f"The allowed values; for type `{ENUM}` only (required there)."},
+            "values": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_ENUM_VALUE_LENGTH},
+                       "minItems": 1, "maxItems": MAX_ENUM_VALUES, "uniqueItems": True,
+                       "description": f"The allowed values; for type `{ENUM}` only (required there)."},
         },
     }
     return {
         "type": "object",
-        "description": "The outcome to reach: a map of field name to field definition, in order.",
+        "description": ("The outcome to reach: a map of field name to field definition, in order. At most "
+                        f"{MAX_FIELDS} fields, {MAX_ENUM_VALUES} values of up to {MAX_ENUM_VALUE_LENGTH} characters "
+                        f"per enum, and {MAX_SCHEMA_BYTES} bytes as compact JSON."),
         "minProperties": 1,
         "maxProperties": MAX_FIELDS,
         "propertyNames": {"pattern": FIELD_NAME_PATTERN},
@@ -161,28 +172,33 @@ def definition_json_schema() -> dict[str, Any]:
     }
 
 
-def compile_schema(definition: Mapping[str, Any]) -> OutcomeSchema:
+def compile_schema(definition: Mapping[str, Any], *, limits: bool = True) -> OutcomeSchema:
     if not isinstance(definition, Mapping):
         raise OutcomeSchemaError([([], "outcome_schema must be an object of field definitions", "dict_type")])
-    problems: list[Problem] = []
+    problems = Problems()
     if not definition:
         problems.append(([], "outcome_schema needs at least one field", "too_short"))
     if len(definition) > MAX_FIELDS:
-        problems.append(([], f"outcome_schema has {len(definition)} fields; at most {MAX_FIELDS} are allowed", "too_long"))
+        problems.over([], f"outcome_schema has {len(definition)} fields; at most {MAX_FIELDS} are allowed",
+                      "too_long", max_length=MAX_FIELDS)
+    if limits:
+        if (size := schema_bytes(definition)) > MAX_SCHEMA_BYTES:
+            problems.over([], f"outcome_schema is {size} bytes of JSON; at most {MAX_SCHEMA_BYTES} are allowed",
+                          "too_long", max_bytes=MAX_SCHEMA_BYTES)
     specs: list[FieldSpec] = []
     for name, raw in definition.items():
         found = len(problems)
         if not is_field_name(name):
             problems.append(([_loc(name)], FIELD_NAME_RULE, "field_name_invalid"))
-        spec = _compile_field(_loc(name), raw, problems)
+        spec = _compile_field(_loc(name), raw, problems, limits)
         if spec is not None and len(problems) == found:
             specs.append(spec)
     if problems:
-        raise OutcomeSchemaError(problems)
+        raise OutcomeSchemaError(list(problems), ctx=problems.contexts())
     return OutcomeSchema(fields=tuple(specs), _json_schema=_json_schema(specs))
 
 
-def _compile_field(name: str | int, raw: Any, problems: list[Problem]) -> FieldSpec | None:
+def _compile_field(name: str | int, raw: Any, problems: Problems, limits: bool) -> FieldSpec | None:
     if not isinstance(raw, Mapping):
         problems.append(([name], "a field definition must be an object with a 'type'", "dict_type"))
         return None
@@ -201,14 +217,16 @@ def _compile_field(name: str | int, raw: Any, problems: list[Problem]) -> FieldS
     if description is not None and not isinstance(description, str):
         problems.append(([name, "description"], "description must be a string", "string_type"))
     elif description is not None and len(description) > MAX_DESCRIPTION:
-        problems.append(([name, "description"], f"description is longer than {MAX_DESCRIPTION} characters", "string_too_long"))
-    values = _compile_values(name, type_, raw, problems)
+        problems.over([name, "description"], f"description is longer than {MAX_DESCRIPTION} characters",
+                      "string_too_long", max_length=MAX_DESCRIPTION)
+    values = _compile_values(name, type_, raw, problems, limits)
     if not isinstance(name, str) or not isinstance(type_, str) or type_ not in FIELD_TYPES:
         return None
     return FieldSpec(name, type_, optional is True, description, values)
 
 
-def _compile_values(name: str | int, type_: Any, raw: Mapping[str, Any], problems: list[Problem]) -> tuple[str, ...] | None:
+def _compile_values(name: str | int, type_: Any, raw: Mapping[str, Any], problems: Problems,
+                    limits: bool) -> tuple[str, ...] | None:
     if type_ != ENUM:
         if "values" in raw and isinstance(type_, str) and type_ in FIELD_TYPES:
             problems.append(([name, "values"], "values is allowed only for type enum", "extra_forbidden"))
@@ -222,12 +240,20 @@ def _compile_values(name: str | int, type_: Any, raw: Mapping[str, Any], problem
         return None
     if not values:
         problems.append(([name, "values"], "an enum needs at least one value", "too_short"))
+    if limits and len(values) > MAX_ENUM_VALUES:
+        problems.over([name, "values"], f"an enum has {len(values)} values; at most {MAX_ENUM_VALUES} are allowed",
+                      "too_long", max_length=MAX_ENUM_VALUES)
     seen: set[str] = set()
     for i, value in enumerate(values):
+        if limits and i == MAX_ENUM_VALUES:
+            break  # refused already: its values past the limit are not read one by one
         if not isinstance(value, str):
             problems.append(([name, "values", i], "enum values must be strings", "string_type"))
         elif not value.strip():
             problems.append(([name, "values", i], "enum values must not be blank", "string_too_short"))
+        elif limits and len(value) > MAX_ENUM_VALUE_LENGTH:
+            problems.over([name, "values", i], f"an enum value is longer than {MAX_ENUM_VALUE_LENGTH} characters",
+                          "string_too_long", max_length=MAX_ENUM_VALUE_LENGTH)
         elif value in seen:
             problems.append(([name, "values", i], f"duplicate enum value {value!r}", "unique_items"))
         else:

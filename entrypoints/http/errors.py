@@ -125,7 +125,7 @@ def status_and_headers(exc: ApplicationError) -> tuple[int, dict[str, str]]:
 
 def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -> Response[Any]:
     if isinstance(exc, FieldError):
-        return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value)])
+        return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value, exc.ctx)])
     if isinstance(exc, ValidationFailedError):
         return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.problems])
     status, headers = status_and_headers(exc)
@@ -134,7 +134,8 @@ def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -
 
 def handle_request_rule(request: Request[Any, Any, Any], exc: RequestRuleError) -> Response[Any]:
     """A domain rule refused the request body: its problems, located in the body."""
-    return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.within(["body"])])
+    return unprocessable([detail(loc, message, kind, value, ctx)
+                          for (loc, message, kind, value), ctx in zip(exc.within(["body"]), exc.contexts, strict=True)])
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -17,6 +17,7 @@ from application.calling.app import Calling
 from application.errors import ConflictError
 from domain.calls.call import Call
 from domain.calls.call_rules import CallStateError
+from entrypoints.workers.fair_share import FairShare
 
 log = structlog.get_logger(__name__)
 
@@ -28,13 +29,14 @@ class CallRunner:
     def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8,
                  simulation_workers: int | None = None) -> None:
         """``max_workers`` threads dial live calls (network waits); ``simulation_workers`` (default
-        the same) hold simulated conversations. With the scripted brain a conversation is pure
-        Python: threads beyond the cores only contend for the GIL with the request handlers."""
+        the same) hold simulated conversations, shared between tenants in turn (fair_share.py).
+        With the scripted brain a conversation is pure Python: threads beyond the cores only
+        contend for the GIL with the request handlers."""
         self.calling = calling
         self.tracking = tracking  # a tracking recorder: where this reactor has got to
         self.simulation_workers = simulation_workers or max_workers
         self._dials = _Workers(max_workers, "call")
-        self._simulations = _Workers(self.simulation_workers, "simulation")
+        self._simulations = FairShare(self.simulation_workers, "simulation")
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
         if isinstance(event, Call.Queued) and event.direction == "outbound":
@@ -43,7 +45,7 @@ class CallRunner:
                 # call is not queued any more, so it is never dialed twice.
                 self._dials.start(lambda: dialing.claim_dial(self.calling, event.call_id), self._dial)
             else:
-                self._simulations.start(lambda: runner.claim(self.calling, event.call_id), self._run)
+                self._simulations.submit(event.tenant_id, lambda: runner.claim(self.calling, event.call_id), self._run)
         self.tracking.insert_tracking(tracking)
 
     def _run(self, call: Call) -> None:

@@ -32,3 +32,6 @@ def test_openapi_documents_the_outcome_schema_field_definitions(client, path):
     assert kind["enum"] == [field_type.name for field_type in FIELD_TYPES_TABLE]
     for field_type in FIELD_TYPES_TABLE:
         assert f"`{field_type.name}`: {field_type.summary}" in kind["description"]
+    values = definition["properties"]["values"]
+    assert (values["maxItems"], values["items"]["maxLength"]) == (100, 100)  # the request limits
+    assert "16384 bytes" in outcome_schema["description"]

@@ -78,3 +78,19 @@ def test_the_kafka_envelope_carries_the_marker_and_gives_back_the_value(containe
     event = to_domain_event(envelope, container.calling)
     assert isinstance(event, Call.Queued)
     assert event.outcome_schema == schema
+
+
+# Over today's request limits (101 enum values, one of 150 characters, about 17 KB): what an older
+# version accepted and stored.
+OVER_LIMITS = {"reason": {"type": "enum", "values": [f"reason {n:03} " + "x" * 150 for n in range(101)]}}
+
+
+@pytest.mark.parametrize("form", ["value", "plain definition"])
+def test_a_stored_definition_over_the_request_limits_still_replays(calling, clock, form):
+    schema = OutcomeSchema.compile(OVER_LIMITS, limits=False)
+    call = queued(clock, schema if form == "value" else schema.to_definition())
+    calling.save(call)
+
+    again = calling.repository.get(call.id)
+    assert again.outcome_schema == schema
+    assert len(again.outcome_schema.field("reason").values) == 101

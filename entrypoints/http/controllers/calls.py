@@ -20,6 +20,7 @@ from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.idempotency import body_fingerprint, is_valid_key
+from domain.instants import RANGE_CTX, RANGE_RULE, in_range
 from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
@@ -47,9 +48,14 @@ def _key(value: str | None) -> str | None:
 
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
         raise FieldError(["query", name], "give a time zone, e.g. 2026-11-02T12:00:00Z", code="timezone_aware",
                          value=value.isoformat())
+    if not in_range(value):
+        raise FieldError(["query", name], f"{name} {RANGE_RULE}", code="datetime_out_of_range",
+                         value=value.isoformat(), ctx=RANGE_CTX)
     return value
 
 

@@ -20,7 +20,8 @@ from pydantic import (
 
 from domain.calls.outcome_schema import definition_json_schema
 from domain.calls.outcome_types import FIELD_NAME_PATTERN
-from entrypoints.http.schemas.text import safe_text
+from entrypoints.http.schemas.instants import bounded_instant
+from entrypoints.http.schemas.text import safe_json, safe_text
 
 AnsweredBy = Literal[
     "human", "unknown", "machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax",
@@ -42,9 +43,7 @@ def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
     size = len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
     if size > MAX_METADATA_BYTES:
         raise ValueError(f"metadata may be at most {MAX_METADATA_BYTES} bytes of JSON")
-    for key in value:
-        safe_text(key)
-    return value
+    return safe_json(value)
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
@@ -60,9 +59,9 @@ class Strict(BaseModel):
 
 class SimulationSpec(Strict):
     persona: Annotated[str, StringConstraints(max_length=2000), AfterValidator(safe_text)] | None = None
-    facts: Annotated[dict[FieldName, Any], Field(max_length=50)] | None = None
+    facts: Annotated[dict[FieldName, Any], Field(max_length=50), AfterValidator(safe_json)] | None = None
     answered_by: AnsweredBy | None = None
-    at: Annotated[AwareDatetime, Field(description=(
+    at: Annotated[AwareDatetime, AfterValidator(bounded_instant), Field(description=(
         "The instant the simulated call takes place: call hours and suppressions are judged at it, and "
         "the agent's sense of today and now is it. Default: the time of the request."))] | None = None
 
@@ -112,7 +111,7 @@ class BatchRequest(CallOptions):
 class SuppressionRequest(Strict):
     e164: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     reason: Annotated[str, StringConstraints(max_length=500), AfterValidator(safe_text)] | None = None
-    expires_at: datetime | None = None
+    expires_at: Annotated[datetime, AfterValidator(bounded_instant)] | None = None
 
 
 class CallCreated(msgspec.Struct, kw_only=True):
