@@ -27,6 +27,7 @@ from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
 from projections.audit_events.view import AuditEventsView
 from projections.calls_list.projection import CallsListProjection
+from projections.calls_list.overdue import queued_simulated_calls
 from projections.calls_list.view import CallsListView
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
@@ -54,9 +55,12 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
             container.webhook_dispatcher.hint(scheduled)
 
     calling = container.calling
+    conninfo = container.database.conninfo() if container.database else None
+    waiting = (lambda before: queued_simulated_calls(conninfo, before)) if conninfo else None
     simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
     return {
-        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations,
+                                                               waiting=waiting)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),

@@ -22,6 +22,7 @@ Work = Callable[[Any], None]
 class FairShare:
     def __init__(self, size: int, name: str) -> None:
         self._waiting: dict[str, deque[tuple[Claim, Work]]] = {}
+        self._known: set[str] = set()  # the keys of the calls waiting or under way
         self._running: dict[str, int] = {}
         self._served: dict[str, int] = {}  # the turn each tenant was last served at
         self._turn = 0
@@ -29,16 +30,21 @@ class FairShare:
         self._closing = False
         self._threads = [threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True) for n in range(size)]
 
-    def submit(self, tenant_id: str, claim: Claim, work: Work) -> None:
-        """Never blocks: the reactor reads on, so a call of another tenant behind this one is seen."""
+    def submit(self, tenant_id: str, claim: Claim, work: Work, key: str | None = None) -> bool:
+        """Never blocks: the reactor reads on, so a call of another tenant behind this one is seen.
+        A ``key`` already waiting or under way is not taken twice; False when not taken."""
         with self._changed:
-            if self._closing:
-                return  # stopping: the call stays queued
+            if self._closing or (key is not None and key in self._known):
+                return False  # stopping (the call stays queued), or already here
+            if key is not None:
+                self._known.add(key)
+                claim = _forgetting(self._known, key, claim)
             if not self._threads[0].is_alive() and not self._threads[0].ident:
                 for thread in self._threads:  # started with the first call, as a thread pool's are
                     thread.start()
             self._waiting.setdefault(tenant_id, deque()).append((claim, work))
             self._changed.notify()
+            return True
 
     def waiting(self) -> int:
         with self._changed:
@@ -86,3 +92,15 @@ class FairShare:
         for thread in self._threads:
             if thread.ident:
                 thread.join()
+
+
+def _forgetting(known: set[str], key: str, claim: Claim) -> Claim:
+    """``claim``, and the key forgotten once it was tried (claimed, or found not queued any more)."""
+
+    def claimed() -> Any:
+        try:
+            return claim()
+        finally:
+            known.discard(key)
+
+    return claimed

@@ -31,3 +31,16 @@ def running_live_call_ids(conninfo: str, created_before: datetime, limit: int = 
     """Candidates for the reconciler: live calls still in progress that began before the cutoff."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
         return [row[0] for row in conn.execute(_LIVE_RUNNING, (created_before, limit)).fetchall()]
+
+
+_QUEUED_SIMULATED = (
+    "SELECT call_id, tenant_id FROM calls_list_v1 WHERE status = 'queued' AND mode = 'simulated' "
+    "AND direction = 'outbound' AND created_at < %s ORDER BY created_at LIMIT %s"
+)
+
+
+def queued_simulated_calls(conninfo: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
+    """Simulated calls still queued since before the cutoff, as (call_id, tenant_id): the call
+    runner takes them up again after a restart (they are claimed only when a worker is free)."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return [(row[0], row[1]) for row in conn.execute(_QUEUED_SIMULATED, (created_before, limit)).fetchall()]
