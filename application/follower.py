@@ -13,12 +13,12 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-import structlog
+from application import logs
 from eventsourcing.application import Application
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 BATCH = 500
 LOCK_RETRY_SECONDS = 2.0

@@ -8,6 +8,8 @@ import sys
 
 import structlog
 
+from application import logs
+
 
 def configure(level: str = "info", fmt: str = "json", *, final: bool = False) -> None:
     """``final``: nothing configures logging again in this process, so each logger keeps its
@@ -27,5 +29,6 @@ def configure(level: str = "info", fmt: str = "json", *, final: bool = False) ->
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=final,
     )
+    logs.install(structlog.get_logger)  # the application's loggers write through this configuration
     # The twilio SDK logs every request's URL and headers at INFO (never the token, but noise).
     logging.getLogger("twilio.http_client").setLevel(logging.WARNING)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
+from application import logs
 
 from domain.calls.call import Call
 
-log = structlog.get_logger("callwright.calls")
+log = logs.get_logger("callwright.calls")
 
 STEPS = {
     Call.Queued: "call.queued",

@@ -3,7 +3,7 @@ import any carrier's SDK or words: the ``Carrier`` port does the talking."""
 
 from __future__ import annotations
 
-import structlog
+from application import logs
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
@@ -12,7 +12,7 @@ from application.numbers.lookups import tenant_number
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError, DialRequest
 from domain.calls.call import Call
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 
 def claim_dial(calling: Calling, call_id: str) -> Call | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-import structlog
+from application import logs
 
 from application.calling.app import Calling
 from application.calling.carrier_reports import TransferLegReport
@@ -14,7 +14,7 @@ from application.calling.live import account_for, change, ports_of
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 NO_ONE_AVAILABLE = "Sorry, nobody could take the call right now. Goodbye."
 

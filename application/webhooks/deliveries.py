@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import structlog
+from application import logs
 
 from application.calling.app import Calling
 from application.errors import ConflictError, NotFoundError
@@ -25,7 +25,7 @@ from domain.webhooks import payload, signing
 from domain.webhooks.delivery import LEASE, DeliveryStateError, WebhookDelivery
 from domain.webhooks.endpoint import CALL_COMPLETED, WebhookEndpoint, WebhookEndpointIndex
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 ENDPOINT_DELETED = "the endpoint was deleted"
 ENDPOINT_DISABLED = "endpoint_disabled"  # the cancel reason of a delivery whose endpoint was disabled
