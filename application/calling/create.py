@@ -20,11 +20,11 @@ from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
 from domain.calls.call import Call
+from domain.calls.call_rules import simulated_at
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
 
 LIVE = "live"
-SIMULATED = "simulated"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,14 +116,8 @@ def queue_call(calling: Calling, principal: Principal, request: CallRequest, now
         metadata=request.metadata,
         variables=request.variables,
         simulation=request.simulation,
-        checks_at=simulated_instant(request),
+        checks_at=simulated_at(request.mode, request.simulation),
     )
-
-
-def simulated_instant(request: CallRequest) -> datetime | None:
-    """A simulated call's ``simulation.at``: when its time-dependent rules are judged."""
-    at = (request.simulation or {}).get("at") if request.mode == SIMULATED else None
-    return datetime.fromisoformat(at) if isinstance(at, str) else at
 
 
 def prepare_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
@@ -17,7 +16,7 @@ from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
 from domain.calls.call import Call
-from domain.calls.call_rules import AGENT, CALLEE, CallStateError
+from domain.calls.call_rules import AGENT, CALLEE, CallStateError, simulated_at
 from domain.errors import OutcomeInvalidError
 
 WORDS_PER_SECOND = 2.5
@@ -43,10 +42,9 @@ def mask_keys(keys: str) -> str:
 def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = False) -> CallBrief:
     """What the agent knows before the call (a live call adds its profile's model and whether its
     number can take a transfer)."""
-    at = (call.simulation or {}).get("at") if call.mode == "simulated" else None
     return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
                      language=call.language, model=model, can_transfer=can_transfer,
-                     at=datetime.fromisoformat(at) if isinstance(at, str) else None)
+                     at=simulated_at(call.mode, call.simulation))
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:

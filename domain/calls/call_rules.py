@@ -4,7 +4,9 @@ answering-machine rule's answers, the carrier failures and their error codes, th
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from domain import ids
 from domain.errors import DomainError
@@ -49,3 +51,9 @@ class CallStateError(DomainError):
 
 def new_call_id() -> str:
     return ids.to_public(ids.CALL, uuid.uuid4())
+
+
+def simulated_at(mode: str, simulation: dict[str, Any] | None) -> datetime | None:
+    """A simulated call's ``simulation.at`` (stored as ISO 8601): the instant it takes place."""
+    at = (simulation or {}).get("at") if mode == SIMULATED else None
+    return datetime.fromisoformat(at) if isinstance(at, str) else None
