@@ -20,7 +20,6 @@ from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.calls import dialing_rules
 from domain.calls.call import Call
-from domain.calls.call_rules import simulated_at
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
 
@@ -116,7 +115,6 @@ def queue_call(calling: Calling, principal: Principal, request: CallRequest, now
         metadata=request.metadata,
         variables=request.variables,
         simulation=request.simulation,
-        checks_at=simulated_at(request.mode, request.simulation),
     )
 
 

@@ -46,8 +46,8 @@ async def _on_loop(calling: Calling, principal: Principal, request: CallRequest,
                    reads: FreshReads | None, offload: Offload) -> Answer | None:
     """The answer, or ``None`` to go through ``run_once``: the key was used before, or the rules
     refused the call while a key may hold an earlier answer to replay."""
-    if reads is None or not calling.commits.asynchronous or request.mode == LIVE:
-        return None
+    if reads is None or not calling.commits.asynchronous or request.mode == LIVE or request.from_number is not None:
+        return None  # the caller number's rules read the carrier credential and the numbers: in a thread
     version = await reads.calling_version(SuppressionIndex.create_id(principal.tenant_id))
     index = remembered_index(calling, principal.tenant_id, version)
     if index is NOT_REMEMBERED:

@@ -21,7 +21,7 @@ from domain.base import TenantAggregate
 from domain.calls import dialing_rules
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OUTBOUND, QUEUED, TERMINAL,
-                                     SIMULATED, CallStateError, new_call_id)
+                                     SIMULATED, CallStateError, new_call_id, simulated_at)
 from domain.calls.live_commands import LiveCallCommands
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import NumberSuppressedError, OutsideCallHoursError
@@ -39,18 +39,18 @@ class Call(LiveCallCommands, TenantAggregate):
         created_by: str, max_duration_seconds: int, now: datetime, suppressions: SuppressionIndex | None = None,
         call_id: str | None = None, consent_record_id: str | None = None, voice_id: str | None = None,
         language: str = "en-US", metadata: dict[str, Any] | None = None, variables: dict[str, str] | None = None,
-        simulation: dict[str, Any] | None = None, checks_at: datetime | None = None,
+        simulation: dict[str, Any] | None = None,
     ) -> Call:
         """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
         outcome schema, E.164, consent, suppression, call hours (a ``RequestRuleError`` whose
         ``loc`` names the field). The caller number's and the carrier's rules need the carrier
         account: a callable ``from_number`` runs them after these, and a callable
-        ``voice_engine`` picks the engine for the new call id. ``checks_at``: the instant the
-        time-dependent rules are judged at (a simulated call's ``simulation.at``), else ``now``."""
+        ``voice_engine`` picks the engine for the new call id. The time-dependent rules are judged
+        at a simulated call's ``simulation.at`` when it names one, else at ``now``."""
         schema = OutcomeSchema.of(outcome_schema, limits=True)  # a request's: its size limits apply
         destination = dialing_rules.parse_destination(to)
         dialing_rules.check_consent(consent_type)
-        judged = checks_at or now
+        judged = simulated_at(mode, simulation) or now
         if suppressions is not None and suppressions.is_suppressed(destination.e164, judged):
             raise NumberSuppressedError("this number is on the suppression list", loc=dialing_rules.TO, input=to)
         try:

@@ -62,7 +62,7 @@ class LiveCallCommands(_Base):
         self._inbound_answered(carrier_sid=carrier_sid, at=now)
 
     def carrier_progressed(self, carrier_status: str, now: datetime) -> bool:
-        """A non-final lifecycle status (``initiated``, ``ringing``, ``in-progress``); duplicates and
+        """A non-final lifecycle status (``initiated``, ``ringing``, ``in_progress``); duplicates and
         late ones change nothing."""
         if self.is_terminal or carrier_status == self.carrier_status or self.carrier_duration_seconds is not None:
             return False

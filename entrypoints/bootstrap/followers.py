@@ -27,7 +27,6 @@ from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
 from projections.audit_events.view import AuditEventsView
 from projections.calls_list.projection import CallsListProjection
-from projections.calls_list.overdue import queued_simulated_calls
 from projections.calls_list.view import CallsListView
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
@@ -55,12 +54,9 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
             container.webhook_dispatcher.hint(scheduled)
 
     calling = container.calling
-    conninfo = container.database.conninfo() if container.database else None
-    waiting = (lambda before: queued_simulated_calls(conninfo, before)) if conninfo else None
     simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
     return {
-        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations,
-                                                               waiting=waiting)),
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
@@ -110,6 +106,9 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         if close is not None:
             container.on_close(close)
         container.reactors[name] = follower(container, app, name, reactor.process_event, tracking, reactor.handles)
+        if isinstance(reactor, CallRunner):
+            _periodic(container, periodic.simulation_resumer(
+                container.calling, container.conninfo, reactor.resume, lambda name=name: name in container.reactors))
 
 
 def _periodic(container: Container, job: periodic.PeriodicJob) -> None:

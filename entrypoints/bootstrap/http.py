@@ -4,7 +4,6 @@ coalesced reads) and the loop's commit path over the binary event appender."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,14 +16,14 @@ from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.core import bootstrap
 from entrypoints.settings import Settings
+from entrypoints.workers.kafka_mode import KafkaSettings
 
 
 def bootstrap_http(settings: Settings, **options: Any) -> Container:
     """``callwright serve``: with Kafka (``CALLWRIGHT_KAFKA_BOOTSTRAP``), the reactors and the
     webhook dispatcher run in ``callwright worker`` processes instead. ``options`` go to
     ``bootstrap`` (a test's database, clock, ...)."""
-    reactors = not os.environ.get("CALLWRIGHT_KAFKA_BOOTSTRAP", "").strip()
-    return bootstrap(settings, reactors=reactors, **options)
+    return bootstrap(settings, reactors=KafkaSettings.from_env() is None, **options)
 
 
 @asynccontextmanager

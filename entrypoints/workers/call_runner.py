@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -22,18 +21,13 @@ from entrypoints.workers.fair_share import FairShare
 
 log = structlog.get_logger(__name__)
 
-RESUME_SECONDS = 10.0
-# (created before) -> queued simulated calls as (call_id, tenant_id): the calls list's candidates
-Waiting = Callable[[datetime], list[tuple[str, str]]]
-
 
 class CallRunner:
     name = "call_runner"
     handles = (Call.Queued,)
 
     def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8,
-                 simulation_workers: int | None = None, waiting: Waiting | None = None,
-                 resume_every: float = RESUME_SECONDS) -> None:
+                 simulation_workers: int | None = None) -> None:
         """``max_workers`` threads dial live calls (network waits); ``simulation_workers`` (default
         the same) hold simulated conversations, shared between tenants in turn (fair_share.py).
         With the scripted brain a conversation is pure Python: threads beyond the cores only
@@ -43,12 +37,6 @@ class CallRunner:
         self.simulation_workers = simulation_workers or max_workers
         self._dials = _Workers(max_workers, "call")
         self._simulations = FairShare(self.simulation_workers, "simulation")
-        # Simulated calls waiting in memory are not claimed yet: after a restart (or a crash) the
-        # ones the log has moved past are found again in the calls list and taken up.
-        self._stop = threading.Event()
-        if waiting is not None:
-            threading.Thread(target=self._resume, args=(waiting, resume_every), name="simulation-resume",
-                             daemon=True).start()
 
     def process_event(self, event: Any, tracking: Tracking) -> None:
         if isinstance(event, Call.Queued) and event.direction == "outbound":
@@ -63,16 +51,11 @@ class CallRunner:
     def _submit(self, tenant_id: str, call_id: str) -> bool:
         return self._simulations.submit(tenant_id, lambda: runner.claim(self.calling, call_id), self._run, key=call_id)
 
-    def _resume(self, waiting: Waiting, every: float) -> None:
-        while not self._stop.wait(every):
-            try:
-                resumed = [call_id for call_id, tenant_id in waiting(self.calling.ports.clock() - timedelta(seconds=every))
-                           if self._submit(tenant_id, call_id)]
-            except Exception as exc:  # the database is away: the next round looks again
-                log.warning("simulation.resume_failed", error=type(exc).__name__)
-                continue
-            if resumed:
-                log.info("simulation.resumed", calls=len(resumed))
+    def resume(self, waiting: list[tuple[str, str]]) -> int:
+        """Take up queued simulated calls, as (call_id, tenant_id), that are not waiting here
+        already: the log has moved past them while they waited in memory (a restart, a crash).
+        How many were taken."""
+        return sum(self._submit(tenant_id, call_id) for call_id, tenant_id in waiting)
 
     def _run(self, call: Call) -> None:
         try:
@@ -99,7 +82,6 @@ class CallRunner:
             pass
 
     def close(self) -> None:
-        self._stop.set()
         self._dials.close()
         self._simulations.close()
 

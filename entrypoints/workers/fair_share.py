@@ -22,7 +22,7 @@ Work = Callable[[Any], None]
 class FairShare:
     def __init__(self, size: int, name: str) -> None:
         self._waiting: dict[str, deque[tuple[Claim, Work]]] = {}
-        self._known: set[str] = set()  # the keys of the calls waiting or under way
+        self._known: set[str] = set()  # the keys of the calls waiting, until a worker tries to claim them
         self._running: dict[str, int] = {}
         self._served: dict[str, int] = {}  # the turn each tenant was last served at
         self._turn = 0
@@ -39,16 +39,12 @@ class FairShare:
             if key is not None:
                 self._known.add(key)
                 claim = _forgetting(self._known, key, claim)
-            if not self._threads[0].is_alive() and not self._threads[0].ident:
+            if not self._threads[0].ident:
                 for thread in self._threads:  # started with the first call, as a thread pool's are
                     thread.start()
             self._waiting.setdefault(tenant_id, deque()).append((claim, work))
             self._changed.notify()
             return True
-
-    def waiting(self) -> int:
-        with self._changed:
-            return sum(len(calls) for calls in self._waiting.values())
 
     def _next(self) -> tuple[str, Claim, Work] | None:
         with self._changed:

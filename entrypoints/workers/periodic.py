@@ -16,7 +16,7 @@ import structlog
 from application.calling.app import Calling
 from application.calling.lifecycle import fail_overdue
 from application.calling.reconcile import reconcile
-from projections.calls_list.overdue import overdue_call_ids, running_live_call_ids
+from projections.calls_list.overdue import overdue_call_ids, queued_simulated_calls, running_live_call_ids
 
 log = structlog.get_logger(__name__)
 
@@ -67,3 +67,20 @@ def reconciler(calling: Calling, conninfo: str, after_seconds: float, interval: 
             log.warning("reconciler.settled", calls=moved)
 
     return PeriodicJob("reconciler", min(interval, max(0.5, after.total_seconds() / 2)), job)
+
+
+def simulation_resumer(calling: Calling, conninfo: str, resume: Callable[[list[tuple[str, str]]], int],
+                       following: Callable[[], bool], interval: float = 2 * INTERVAL_SECONDS) -> PeriodicJob:
+    """Simulated calls wait in the call runner's memory, unclaimed, while the reactor's position
+    moves past them: every few seconds, the ones queued longer than that are handed to it again
+    (a restart or a crash loses none; a call already waiting there is not taken twice). Only while
+    ``following``: the runner is the one this process feeds from the log."""
+
+    def job() -> None:
+        if not following():
+            return
+        taken = resume(queued_simulated_calls(conninfo, calling.ports.clock() - timedelta(seconds=interval)))
+        if taken:
+            log.info("simulation.resumed", calls=taken)
+
+    return PeriodicJob("simulation-resumer", interval, job)

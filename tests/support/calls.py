@@ -76,7 +76,7 @@ def dialed_call(amd: bool = True, **overrides: Any) -> Call:
 
 def answered_call(answered_by: str = "human", **overrides: Any) -> Call:
     call = dialed_call(**overrides)
-    call.carrier_progressed("in-progress", later(10))
+    call.carrier_progressed("in_progress", later(10))
     call.answer(answered_by, later(10))
     return call
 

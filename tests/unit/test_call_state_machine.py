@@ -132,9 +132,9 @@ def test_a_queued_call_refuses_what_only_a_running_call_may_do(command):
 def test_carrier_progress_is_recorded_and_a_duplicate_changes_nothing():
     """§9: duplicates and out-of-order callbacks never move the call."""
     call = dialed_call()
-    given(call).when(lambda c: c.carrier_progressed("in-progress", NOW)).then(
-        Call.CarrierProgressed, returns=True, carrier_status="in-progress")
-    given(call).when(lambda c: c.carrier_progressed("in-progress", later(1))).then(returns=False)
+    given(call).when(lambda c: c.carrier_progressed("in_progress", NOW)).then(
+        Call.CarrierProgressed, returns=True, carrier_status="in_progress")
+    given(call).when(lambda c: c.carrier_progressed("in_progress", later(1))).then(returns=False)
 
 
 def test_progress_after_the_carriers_final_status_is_late_and_ignored():
@@ -379,7 +379,7 @@ def test_no_destination_is_next_without_a_pending_transfer():
 def test_the_next_destination_is_tried_after_a_failed_leg():
     call = transferring_call(max_attempts=3)
     assert call.next_transfer_destination() == 0
-    given(call).when(lambda c: c.transfer_leg_ended(0, "no-answer", NOW)).then(
+    given(call).when(lambda c: c.transfer_leg_ended(0, "no_answer", NOW)).then(
         Call.TransferLegEnded, returns=True, transfer_pending=True)
     assert call.next_transfer_destination() == 1
 
@@ -398,7 +398,7 @@ def test_an_answered_leg_completes_the_transfer():
 def test_the_transfer_fails_once_the_attempts_or_the_destinations_are_spent(max_attempts, destinations, legs):
     call = transferring_call(max_attempts=max_attempts, destinations=destinations)
     for index in range(legs - 1):
-        call.transfer_leg_ended(index, "no-answer", NOW)
+        call.transfer_leg_ended(index, "no_answer", NOW)
     given(call).when(lambda c: c.transfer_leg_ended(legs - 1, "failed", later(1))).then(
         Call.TransferLegEnded, returns=True, transfer_pending=False)
     assert call.transfer is not None and call.transfer["status"] == "failed"
@@ -407,7 +407,7 @@ def test_the_transfer_fails_once_the_attempts_or_the_destinations_are_spent(max_
 
 def test_a_duplicate_or_out_of_order_leg_result_changes_nothing():
     call = transferring_call(max_attempts=3)
-    call.transfer_leg_ended(0, "no-answer", NOW)
+    call.transfer_leg_ended(0, "no_answer", NOW)
     given(call).when(lambda c: c.transfer_leg_ended(0, "completed", later(1))).then(returns=False)
     given(call).when(lambda c: c.transfer_leg_ended(2, "completed", later(1))).then(returns=False)
     assert call.transfer is not None and call.transfer["status"] == "requested"

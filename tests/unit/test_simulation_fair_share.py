@@ -118,26 +118,37 @@ def test_closing_leaves_waiting_calls_unclaimed():
 
 def test_queued_calls_the_log_moved_past_are_taken_up_again_once_each(monkeypatch):
     """Waiting calls are claimed only when a worker is free, so a restart (or a crash) leaves them
-    queued behind the reactor's position: the runner finds them in the calls list and runs them,
-    each once, even when the list names one that is already waiting or running."""
+    queued behind the reactor's position: handed to the runner again from the calls list, each runs
+    once, even when the list names one that is already waiting or running."""
     calls = {c.call_id: c for c in (queued_call(tenant_id=TENANT_A), queued_call(tenant_id=TENANT_B))}
     ran: list[str] = []
     finished = threading.Semaphore(0)
-    monkeypatch.setattr(runner, "claim", lambda calling, call_id: calls.pop(call_id, None))
+    gate = threading.Event()
+    monkeypatch.setattr(runner, "claim", lambda calling, call_id: gate.wait(5) and calls.pop(call_id, None))
     monkeypatch.setattr(runner, "run", lambda calling, call: (ran.append(call.call_id), finished.release()))
     listed = [(call_id, call.tenant_id) for call_id, call in calls.items()]
-    asked: list[object] = []
-
-    def waiting(created_before):
-        asked.append(created_before)
-        return listed
-
-    calling = SimpleNamespace(ports=SimpleNamespace(clock=lambda: queued_call().created_at))
-    reactor = CallRunner(calling, SimpleNamespace(insert_tracking=lambda _: None), simulation_workers=2,
-                         waiting=waiting, resume_every=0.05)
+    reactor = CallRunner(SimpleNamespace(), SimpleNamespace(insert_tracking=lambda _: None), simulation_workers=2)
     try:
+        assert reactor.resume(listed) == 2
+        assert reactor.resume(listed) == 0  # both still waiting: not taken twice
+        gate.set()
         assert finished.acquire(timeout=3) and finished.acquire(timeout=3)
-        time.sleep(0.2)  # more rounds list the same calls: none runs twice
     finally:
         reactor.close()
-    assert sorted(ran) == sorted(call_id for call_id, _ in listed) and len(asked) >= 2
+    assert sorted(ran) == sorted(call_id for call_id, _ in listed)
+
+
+def test_the_resumer_asks_the_calls_list_only_while_this_process_runs_the_reactor(monkeypatch):
+    from entrypoints.workers import periodic
+
+    asked: list[object] = []
+    monkeypatch.setattr(periodic, "queued_simulated_calls", lambda conninfo, before: asked.append(before) or [])
+    calling = SimpleNamespace(ports=SimpleNamespace(clock=lambda: queued_call().created_at))
+    following = [False]
+    job = periodic.simulation_resumer(calling, "conninfo", lambda waiting: 0, lambda: following[0])
+
+    job.job()
+    following[0] = True
+    job.job()
+
+    assert len(asked) == 1

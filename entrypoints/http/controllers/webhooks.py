@@ -57,7 +57,7 @@ def endpoint_view(endpoint: WebhookEndpoint) -> dict[str, Any]:
     return {"id": endpoint.endpoint_id, "url": endpoint.url, "description": endpoint.description,
             "events": list(endpoint.events), "created_at": iso(endpoint.created_at), "active": endpoint.active,
             "deleted_at": iso(endpoint.deleted_at), "disabled": disabled,
-            "rotation_grace_ends_at": iso(previous_until) if previous_until is not None else None}
+            "rotation_grace_ends_at": iso(previous_until)}
 
 
 async def checked_url(container: Container, url: str) -> str:
