@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
+from application.client_presence import ensure_client_still_waits, ensure_client_waits
 from application.errors import ConflictError, FieldError, NotFoundError
 from application.commit_path import CommitPath, CommitPathFactory, direct
 from domain import ids
@@ -43,6 +44,7 @@ class BoundaryApplication(Application[UUID]):
 
     def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
         """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+        ensure_client_waits()
         events = [event for aggregate in aggregates for event in aggregate.collect_events()]
         try:
             position = self.commits.commit(events) if events else 0
@@ -54,6 +56,7 @@ class BoundaryApplication(Application[UUID]):
 
     async def commit_async(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
         """``commit`` from the event loop without blocking it (loop or group commits)."""
+        await ensure_client_still_waits()
         events = [event for aggregate in aggregates for event in aggregate.collect_events()]
         try:
             position = await self.commits.commit_async(events) if events else 0

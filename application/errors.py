@@ -71,3 +71,9 @@ class UpstreamUnavailableError(ApplicationError):
     """A provider the request depends on could not be reached or failed on its side; answered 502."""
 
     code = "upstream_unavailable"
+
+
+class ClientGoneError(ApplicationError):
+    """The client closed the request before its work was committed: nothing was saved."""
+
+    code = "client_closed_request"

@@ -44,6 +44,7 @@ class Settings:
     record_calls: bool = True
     stream_token_seconds: int = 300
     ready_max_lag_seconds: float = 30.0  # /readyz: a follower older than this is "degraded"
+    database_wait_seconds: float = 3.0  # a request's wait for a database connection; then 503
     reconcile_after_seconds: float = 60.0  # a dial with no carrier answer, or a silent call past its end
 
     @classmethod
@@ -91,6 +92,11 @@ class Settings:
             values["reconcile_after_seconds"] = float(env["CALLWRIGHT_RECONCILE_AFTER_SECONDS"])
         if env.get("CALLWRIGHT_READY_MAX_LAG_SECONDS"):
             values["ready_max_lag_seconds"] = float(env["CALLWRIGHT_READY_MAX_LAG_SECONDS"])
+        if env.get("CALLWRIGHT_DATABASE_WAIT_SECONDS"):
+            wait = float(env["CALLWRIGHT_DATABASE_WAIT_SECONDS"])
+            if not 0 < wait <= 60:
+                raise ValueError("CALLWRIGHT_DATABASE_WAIT_SECONDS takes a number of seconds above 0, at most 60")
+            values["database_wait_seconds"] = wait
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

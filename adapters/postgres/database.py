@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -18,6 +19,17 @@ class DatabaseConfig:
     user: str = "postgres"
     password: str = ""
     schema: str = "public"
+    # How long a use of the database waits for a connection before it fails (and the HTTP edge
+    # answers 503): CALLWRIGHT_DATABASE_WAIT_SECONDS.
+    wait_seconds: float = 3.0
+
+    @property
+    def connect_timeout(self) -> int:
+        """libpq's ``connect_timeout``: whole seconds, and 2 at least (libpq's own minimum)."""
+        return max(2, math.ceil(self.wait_seconds))
+
+    def with_wait(self, seconds: float) -> DatabaseConfig:
+        return replace(self, wait_seconds=seconds)
 
     @classmethod
     def from_url(cls, url: str) -> DatabaseConfig:
@@ -60,6 +72,7 @@ class DatabaseConfig:
             user=self.user,
             password=self.password or None,
             options=options or None,
+            connect_timeout=str(self.connect_timeout),
         )
 
     def eventsourcing_env(self, pool_size: int = 2, max_overflow: int = 10) -> dict[str, str]:
@@ -74,7 +87,8 @@ class DatabaseConfig:
             "POSTGRES_SCHEMA": self.schema,
             "POSTGRES_POOL_SIZE": str(pool_size),
             "POSTGRES_MAX_OVERFLOW": str(max_overflow),
-            "POSTGRES_CONNECT_TIMEOUT": "10",
+            # eventsourcing's name for its pool's wait for a connection (whole seconds)
+            "POSTGRES_CONNECT_TIMEOUT": str(max(1, math.ceil(self.wait_seconds))),
         }
 
     def ensure_schema(self) -> None:

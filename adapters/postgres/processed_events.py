@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eventsourcing.persistence import Tracking
-from psycopg_pool import ConnectionPool
 
+from adapters.postgres.database import DatabaseConfig
+from adapters.postgres.pools import sync_pool
 from application.reactor import EventTracking
 
 TABLE = "kafka_processed_events"
@@ -32,12 +33,11 @@ ON CONFLICT (reactor, event_id) DO NOTHING
 
 
 class ProcessedEvents:
-    """One reactor's processed event ids (``conninfo`` selects the schema by its search_path)."""
+    """One reactor's processed event ids (the database's ``search_path`` selects the schema)."""
 
-    def __init__(self, conninfo: str, reactor: str, *, max_size: int = 4) -> None:
+    def __init__(self, database: DatabaseConfig, reactor: str, *, max_size: int = 4) -> None:
         self.reactor = reactor
-        self._pool = ConnectionPool(conninfo, min_size=1, max_size=max_size, open=True,
-                                    kwargs={"autocommit": True}, name=f"processed-{reactor}")
+        self._pool = sync_pool(database, max_size=max_size, name=f"processed-{reactor}")
 
     def create_table(self) -> None:
         with self._pool.connection() as conn:

@@ -1,8 +1,9 @@
 """The database side of ``/readyz``: is PostgreSQL answering, where does each event log end, and
 which event comes next after each follower's position.
 
-Reads go through the HTTP app's async read pool, in one short transaction with a statement
-timeout; waiting for a connection has its own timeout. The caller puts a deadline on the whole.
+Reads go through a small async pool of their own (requests queued for the read pool do not delay
+it), in one short transaction with a statement timeout; waiting for a connection has its own
+timeout. The caller puts a deadline on the whole.
 """
 
 from __future__ import annotations

@@ -45,6 +45,8 @@ class Container:
     webhook_poster: WebhookPosterFactory  # a poster behind the SSRF guard, per use
     speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests
+    # Whether an error says the database cannot be reached (the HTTP edge answers 503).
+    database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)
     reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
     webhook_dispatcher: WebhookDispatcher | None = None  # with the reactors

@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 import structlog
-from psycopg_pool import ConnectionPool
 
 from adapters.crypto import master_key
 from adapters.crypto.passwords import ScryptPasswordHasher
@@ -22,6 +21,7 @@ from adapters.crypto.sessions import JwtSessionTokens
 from adapters.email.outbox import FileOutboxEmailSender
 from adapters.memory.rate_limiter import MemoryRateLimiter
 from adapters.postgres.database import DatabaseConfig, start_embedded
+from adapters.postgres.pools import cap_reconnect_backoff, is_outage, sync_pool
 from adapters.postgres.rate_limiter import PostgresRateLimiter
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
@@ -50,8 +50,10 @@ def utc_now() -> datetime:
 
 def resolve_database(settings: Settings) -> DatabaseConfig:
     if settings.database_url:
-        return DatabaseConfig.from_url(settings.database_url)
-    return start_embedded(settings.data_dir.resolve())
+        config = DatabaseConfig.from_url(settings.database_url)
+    else:
+        config = start_embedded(settings.data_dir.resolve())
+    return config.with_wait(settings.database_wait_seconds)
 
 
 @dataclass(frozen=True)
@@ -176,11 +178,13 @@ def bootstrap(
     from entrypoints.bootstrap.followers import add_followers
 
     database = database or resolve_database(settings)
+    cap_reconnect_backoff()  # eventsourcing's own pools included
     database.ensure_schema()
     env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
     container = _container(settings, env, clock=clock, email=email, hasher=hasher, agent=agent, grouped_commits=True)
     container.database = database
-    pool = ConnectionPool(database.conninfo(), min_size=1, max_size=8, open=True, kwargs={"autocommit": True})
+    container.database_outage = is_outage
+    pool = sync_pool(database, max_size=8, name="core")
     container.on_close(pool.close)
     limiter = PostgresRateLimiter(pool)
     limiter.create_table()

@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from adapters.postgres.event_appender import AsyncEventAppender
+from adapters.postgres.pools import async_pool
 from adapters.postgres.readiness import ReadinessProbe
 from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap.containers import Container
@@ -32,15 +31,18 @@ async def serving(container: Container, *, owns_container: bool, start_followers
     out let commits already handed to the loop land before anything closes."""
     database = container.database
     assert database is not None, "the HTTP app needs PostgreSQL"
-    pool = AsyncConnectionPool(database.conninfo(), min_size=1, max_size=10, open=False, kwargs={"autocommit": True})
+    pool = async_pool(database, max_size=10, name="reads")
     await pool.open(wait=True, timeout=30)
     container.read_pool = pool
+    # /readyz has a pool of its own: requests waiting for the read pool do not make it late.
+    probes = async_pool(database, max_size=2, name="readiness")
+    await probes.open(wait=True, timeout=30)
     container.fresh_reads = RequestGate(
         pool, schema=database.schema, accounts_events=container.accounts.recorder.events_table_name,
         calling_events=container.calling.recorder.events_table_name,
     )
     calling = container.calling
-    container.readiness = ReadinessProbe(pool, schema=database.schema, tables={
+    container.readiness = ReadinessProbe(probes, schema=database.schema, tables={
         app.name: app.recorder.events_table_name for app in (container.accounts, calling)
     })
     appender = AsyncEventAppender(pool, schema=database.schema, table=calling.recorder.events_table_name)
@@ -61,4 +63,5 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         else:
             await asyncio.to_thread(lambda: [worker.stop() for worker in container.projections.values()])
         await pool.close()
+        await probes.close()
         container.read_pool = None

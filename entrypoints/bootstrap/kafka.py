@@ -79,7 +79,7 @@ def kafka_reactors(container: Container, kafka: KafkaSettings, *,
     factories = reactor_factories(container) if reactors is None else reactors
     workers = Workers()
     for name, (app, build) in factories.items():
-        processed = ProcessedEvents(database.conninfo(), name)
+        processed = ProcessedEvents(database, name)
         processed.create_table()
         reactor = build(processed)
         source = KafkaEventSource(app, reactor, processed, bootstrap=kafka.bootstrap, topic=kafka.topic(app),

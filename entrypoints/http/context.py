@@ -4,7 +4,9 @@ The access line (``http.request``) carries method, path, route, status, duration
 and the key_id and tenant_id of the caller when its key was recognised (refused ones included).
 Granian's own access log stays off (``callwright serve``): this line replaces it.
 
-It wraps Litestar's handler so unmatched routes and errors are logged and counted too.
+It wraps Litestar's handler so unmatched routes and errors are logged and counted too, and it
+watches a changing request's client (``disconnects``): work for a client that has gone is not
+committed.
 Query strings and headers are never logged: they may carry tokens.
 """
 
@@ -17,6 +19,9 @@ from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from application import client_presence
+from entrypoints.http.disconnects import WATCHED, DisconnectWatch
 
 log = structlog.get_logger("callwright.http")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -78,9 +83,14 @@ class RequestContext:
             await send(message)
 
         structlog.contextvars.bind_contextvars(request_id=request_id)
+        watch = DisconnectWatch(receive) if scope.get("method") in WATCHED else None
+        presence = client_presence.serving(watch) if watch is not None else None
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, watch.receive if watch is not None else receive, send_with_id)
         finally:
+            if watch is not None and presence is not None:
+                client_presence.done(presence)
+                await watch.close()
             elapsed = time.perf_counter() - started
             route = scope.get("path_template") or "unmatched"
             method = scope.get("method", "GET")

@@ -11,6 +11,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import (
     OpenAPI,
+    OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
     OpenAPIType,
@@ -89,20 +90,34 @@ _ERROR = Schema(
 )
 
 
+# Routes that never touch the database (and /readyz, whose 503 has a body of its own).
+_WITHOUT_DATABASE = {"/healthz", "/readyz", "/metrics"}
+
+
 def describe_errors(openapi: OpenAPI) -> None:
-    """Replace the framework's generic 400 description with the answers the service really gives."""
+    """Replace the framework's generic 400 description with the answers the service really gives,
+    and add the 503 every route that uses the database gives while it cannot be reached."""
     components = openapi.components if isinstance(openapi.components, Components) else Components()
     components.schemas = {**(components.schemas or {}), "ValidationError": _VALIDATION_ERROR, "Error": _ERROR}
     openapi.components = components
     invalid = OpenAPIResponse(
         description="Validation failed", content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/ValidationError"))}
     )
-    for item in (openapi.paths or {}).values():
+    unavailable = OpenAPIResponse(
+        description="The database cannot be reached (database_unavailable); nothing was done. Try again after "
+                    "Retry-After seconds (with the same Idempotency-Key for a create).",
+        content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Error"))},
+        headers={"Retry-After": OpenAPIHeader(description="Seconds to wait before trying again",
+                                              schema=Schema(type=OpenAPIType.INTEGER))},
+    )
+    for path, item in (openapi.paths or {}).items():
         for operation in (item.get, item.put, item.post, item.delete, item.patch):
             if operation is None or operation.responses is None:
                 continue
             if operation.responses.pop("400", None) is not None:
                 operation.responses["422"] = invalid
+            if path not in _WITHOUT_DATABASE:
+                operation.responses.setdefault("503", unavailable)
 
 
 def assets_router():

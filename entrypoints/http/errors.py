@@ -18,6 +18,7 @@ from litestar.status_codes import HTTP_422_UNPROCESSABLE_ENTITY
 from application.errors import (
     ApplicationError,
     AuthenticationError,
+    ClientGoneError,
     ConflictError,
     FieldError,
     InvalidTokenError,
@@ -39,6 +40,7 @@ STATUS: dict[type[ApplicationError], int] = {
     InvalidTokenError: 400,
     RateLimitedError: 429,
     UpstreamUnavailableError: 502,
+    ClientGoneError: 499,  # nobody reads it: for the access log and metrics
 }
 
 _DEFAULT_CODES = {400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found",
@@ -138,7 +140,21 @@ def handle_request_rule(request: Request[Any, Any, Any], exc: RequestRuleError) 
                           for (loc, message, kind, value), ctx in zip(exc.within(["body"]), exc.contexts, strict=True)])
 
 
+# How long a client waits before it tries again while the database cannot be reached: about what
+# the pools take to notice its return (they retry every 2 s at most).
+DATABASE_RETRY_AFTER_SECONDS = 2
+
+
+def database_unavailable() -> Response[Any]:
+    return Response(error_body("database_unavailable", "the database cannot be reached; try again shortly"),
+                    status_code=503, headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
+
+
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    container = getattr(request.app.state, "container", None)
+    if container is not None and container.database_outage(exc):
+        log.warning("request.database_unavailable", path=request.url.path, error=type(exc).__name__)
+        return database_unavailable()
     log.error("request.failed", path=request.url.path, exc_info=exc)
     return Response(error_body("internal_error", "internal error"), status_code=500)
 

@@ -141,12 +141,13 @@ class ServeProcess:
 
 
 @contextmanager
-def offline_server(prefix: str) -> Iterator[ServeProcess]:
+def offline_server(prefix: str, **settings: str) -> Iterator[ServeProcess]:
     """``callwright serve`` on a free port with a fresh data directory and the scripted agent
-    (no ``ANTHROPIC_API_KEY``), stopped and removed afterwards."""
+    (no ``ANTHROPIC_API_KEY``), stopped and removed afterwards. ``settings`` are more
+    ``CALLWRIGHT_*`` values (``rate_limit_tiers=…``)."""
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     port = free_port()
-    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"))
+    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"), **settings)
     env.pop("ANTHROPIC_API_KEY", None)
     process = ServeProcess(env, (), base_url=f"http://127.0.0.1:{port}", data_dir=workdir / "var",
                            log_path=workdir / "serve.log")
