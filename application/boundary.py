@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
+from application import logs
 from application.client_presence import ensure_client_still_waits, ensure_client_waits
 from application.errors import ConflictError, FieldError, NotFoundError
 from application.commit_path import CommitPath, CommitPathFactory, direct
@@ -21,6 +22,15 @@ from domain import ids
 
 A = TypeVar("A", bound=Aggregate)
 T = TypeVar("T")
+
+log = logs.get_logger(__name__)
+
+# Between two tries of a commit that met an outage: the first pause, and the longest.
+OUTAGE_PAUSES = (0.1, 1.0)
+
+
+def _no_outages(exc: BaseException) -> bool:
+    return False
 
 
 class BoundaryApplication(Application[UUID]):
@@ -32,6 +42,9 @@ class BoundaryApplication(Application[UUID]):
         self.known_head = 0  # highest notification id this process has saved or seen
         # The composition root chooses the kind (direct or grouped); the HTTP server attaches its loop.
         self.commits: CommitPath = commits(self.save, self.mapper.to_stored_event, f"group-commit-{self.name}")
+        # Whether an error says the database cannot be reached (the composition root knows the
+        # driver); with none, no error is one and ``commit`` never waits an outage out.
+        self.is_outage: Callable[[BaseException], bool] = _no_outages
 
     def close(self) -> None:
         self.commits.close()
@@ -42,17 +55,52 @@ class BoundaryApplication(Application[UUID]):
         of the events saved."""
         self._after_save.append(callback)
 
-    def commit(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
-        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``."""
+    def commit(self, *aggregates: Aggregate, conflict: str = "conflict", outage_patience: float = 0.0) -> int:
+        """Save atomically; a concurrent writer of the same aggregate gives ``ConflictError``.
+
+        ``outage_patience``: for work no client waits on (a call's conversation), seconds to keep
+        trying while the database cannot be reached, instead of failing at once."""
         ensure_client_waits()
         events = [event for aggregate in aggregates for event in aggregate.collect_events()]
         try:
-            position = self.commits.commit(events) if events else 0
+            position = self._save_through_outage(events, outage_patience) if events else 0
         except IntegrityError as exc:
             raise ConflictError("a concurrent change won; try again", code=conflict) from exc
         self._saved(position, events)
         self.committed(events, aggregates)
         return position
+
+    def _save_through_outage(self, events: list[Any], patience: float) -> int:
+        """``commits.commit``, tried again after an outage until ``patience`` runs out. A try cut
+        off by the outage may have been saved all the same: when the next try conflicts, the
+        stored events are read, and if they are these, the commit is done."""
+        deadline = time.monotonic() + patience
+        pause, longest = OUTAGE_PAUSES
+        interrupted = False
+        while True:
+            try:
+                return self.commits.commit(events)
+            except IntegrityError:
+                if interrupted and self._stored_already(events[-1]):
+                    return self.head()
+                raise
+            except Exception as exc:
+                if not self.is_outage(exc) or time.monotonic() + pause > deadline:
+                    raise
+                if not interrupted:
+                    log.warning("commit.waits_for_database", events=len(events), error=type(exc).__name__)
+                interrupted = True
+                time.sleep(pause)
+                pause = min(longest, pause * 2)
+
+    def _stored_already(self, event: Any) -> bool:
+        """Is ``event`` the one stored at its aggregate's version (its type and its timestamp)?"""
+        stored = self.recorder.select_events(event.originator_id, gt=event.originator_version - 1,
+                                             lte=event.originator_version, limit=1)
+        if not stored:
+            return False
+        found = self.mapper.to_domain_event(stored[0])
+        return type(found) is type(event) and found.timestamp == event.timestamp
 
     async def commit_async(self, *aggregates: Aggregate, conflict: str = "conflict") -> int:
         """``commit`` from the event loop without blocking it (loop or group commits)."""

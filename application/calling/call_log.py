@@ -16,6 +16,7 @@ log = logs.get_logger("callwright.calls")
 STEPS = {
     Call.Queued: "call.queued",
     Call.Started: "call.started",
+    Call.Restarted: "call.restarted",
     Call.DialRequested: "call.dial_requested",
     Call.Dialed: "call.dialled",
     Call.InboundAnswered: "call.answered",

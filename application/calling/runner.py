@@ -1,7 +1,12 @@
 """Running a queued call: claim it, hold the conversation, extract the outcome, settle costs.
 
 Simulated calls talk to a simulated callee; no carrier is touched. A conflicting write (a
-cancel, the watchdog) ends the run quietly: the call is already settled by someone else.
+cancel, the watchdog, a take-over) ends the run quietly: the call is already someone else's.
+
+The claim is a lease (``domain/calls/simulated_run.py``), renewed as the conversation goes on;
+a call whose runner stopped is taken over by another (``take_over``) and runs again from its
+start. The conversation's own writes wait out a short database outage (``OUTAGE_PATIENCE``)
+rather than fail the call.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ WORDS_PER_SECOND = 2.5
 # Turns are saved at most this often while the call runs (a live transcript for ``watch``);
 # the rest are saved with the outcome. Fewer saves: the event table is locked per save.
 PROGRESS_SAVE_SECONDS = 1.0
+# How long a conversation's write keeps trying while the database cannot be reached; past that
+# the run stops, and the call, its lease run out, is taken over once the database is back.
+OUTAGE_PATIENCE = 30.0
 _SPACE = re.compile(r"\s+")
 
 
@@ -52,6 +60,24 @@ def claim(calling: Calling, call_id: str) -> Call | None:
     return claim_queued(calling, call_id, lambda call: call.start(calling.ports.clock()))
 
 
+def take_over(calling: Calling, call_id: str) -> Call | None:
+    """Restart a simulated call whose runner's lease ran out; None if it is not abandoned (any
+    more) or another runner's take-over won."""
+    call = calling.find(Call, Call.create_id(call_id))
+    if call is None or not call.abandoned(calling.ports.clock()):
+        return None
+    call.take_over(calling.ports.clock())
+    try:
+        calling.commit(call)
+    except ConflictError:
+        return None
+    return call
+
+
+def _save(calling: Calling, call: Call) -> None:
+    calling.commit(call, outage_patience=OUTAGE_PATIENCE)
+
+
 def run(calling: Calling, call: Call) -> None:
     try:
         _converse(calling, call)
@@ -63,7 +89,7 @@ def _converse(calling: Calling, call: Call) -> None:
     ports = calling.ports
     simulation = call.simulation or {}
     if not call.machine_verdict(simulation.get("answered_by") or "human", ports.clock()):
-        calling.commit(call)  # abandoned by the answering-machine rule, or nobody answered
+        _save(calling, call)  # abandoned by the answering-machine rule, or nobody answered
         return
     brief = brief_for(call)
     callee = ports.callee(simulation.get("facts"), simulation.get("persona"))
@@ -89,9 +115,11 @@ def _converse(calling: Calling, call: Call) -> None:
         seconds += speaking_seconds(heard)
         if seconds >= call.max_duration_seconds:
             break
-        if time.monotonic() - last_save >= PROGRESS_SAVE_SECONDS:
-            calling.commit(call)
+        if call.renew_lease(ports.clock()) or time.monotonic() - last_save >= PROGRESS_SAVE_SECONDS:
+            _save(calling, call)
             last_save = time.monotonic()
+    if call.renew_lease(ports.clock()):
+        _save(calling, call)  # the extraction may take a while
     call.end(round(seconds), ports.clock())
     _settle(calling, call, brief, session.usage)
 
@@ -133,12 +161,12 @@ def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[st
         confidence = min(1.0, max(0.0, float(extraction.confidence)))
         call.record_outcome(outcome, confidence, usage, ports.clock())
         call.complete(voice, ports.prices.extraction(usage), ports.clock())
-        calling.commit(call)
+        _save(calling, call)
         return
     detail = "; ".join(problems or [])
     if partial:
         call.record_partial_outcome(partial, ports.clock())
     call.fail("extraction_failed", f"the outcome did not match the outcome_schema: {detail}", ports.clock(),
               cost_voice=voice, cost_extraction=ports.prices.extraction(usage))
-    calling.commit(call)
+    _save(calling, call)
 

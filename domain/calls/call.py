@@ -2,8 +2,9 @@
 
 Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``. A terminal call never
 moves again; late or duplicate facts about it are refused by the aggregate. Every event of the call
-is defined here; the live-call commands are in ``live_commands.py``, the vocabulary and the fixed
-rules in ``call_rules.py``.
+is defined here; the commands of live calls are in ``live_commands.py``, those of a simulated call's
+runner in ``simulated_run.py``, those that settle a call in ``settle_commands.py``, the vocabulary
+and the fixed rules in ``call_rules.py``.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OUTBOUND, QUEUED, TERMINAL,
                                      SIMULATED, CallStateError, new_call_id, simulated_at)
 from domain.calls.live_commands import LiveCallCommands
+from domain.calls.settle_commands import SettleCommands
+from domain.calls.simulated_run import SimulatedRunCommands
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import NumberSuppressedError, OutsideCallHoursError
 
 
-class Call(LiveCallCommands, TenantAggregate):
+class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, TenantAggregate):
     @staticmethod
     def create_id(call_id: str) -> uuid.UUID:
         return ids.from_public(ids.CALL, call_id)
@@ -113,6 +116,7 @@ class Call(LiveCallCommands, TenantAggregate):
         self.created_at = at
         self.status = QUEUED
         self.started_at: datetime | None = None
+        self.lease_until: datetime | None = None  # a simulated call's runner holds it until then
         self.ended_at: datetime | None = None
         self.answered_by: str | None = None
         self.turns: list[dict[str, str]] = []
@@ -152,15 +156,20 @@ class Call(LiveCallCommands, TenantAggregate):
         if self.status not in statuses:
             raise CallStateError(f"the call is {self.status}")
 
-    def start(self, now: datetime) -> None:
-        """Claim the call for running; a second claim conflicts (optimistic concurrency)."""
-        self._require(QUEUED)
-        self._started(at=now)
-
     @event("Started")
     def _started(self, at: datetime) -> None:
         self.status = IN_PROGRESS
         self.started_at = at
+
+    @event("Leased")
+    def _leased(self, until: datetime, at: datetime) -> None:
+        self.lease_until = until
+
+    @event("Restarted")
+    def _restarted(self, lease_until: datetime, at: datetime) -> None:
+        self.started_at, self.lease_until, self.answered_by, self.turns = at, lease_until, None, []
+        self.duration_seconds = self.ended_at = self.outcome = self.partial_outcome = self.confidence = None
+        self.usage = {}
 
     @event("DialRequested")
     def _dial_requested(self, amd: bool, at: datetime) -> None:
@@ -241,34 +250,15 @@ class Call(LiveCallCommands, TenantAggregate):
         self.duration_seconds = duration_seconds
         self.ended_at = at
 
-    def record_outcome(self, outcome: dict[str, Any], confidence: float, usage: dict[str, int], now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        if not 0.0 <= confidence <= 1.0:
-            raise CallStateError("confidence must lie in [0, 1]")
-        self._outcome_extracted(outcome=outcome, confidence=confidence, usage=usage, at=now)
-
     @event("OutcomeExtracted")
     def _outcome_extracted(self, outcome: dict[str, Any], confidence: float, usage: dict[str, int], at: datetime) -> None:
         self.outcome = outcome
         self.confidence = confidence
         self.usage = usage
 
-    def record_partial_outcome(self, partial: dict[str, Any], now: datetime) -> None:
-        """The valid fields of an outcome that did not match the schema as a whole (kept, not shown
-        as ``outcome``: the call fails with ``extraction_failed``)."""
-        self._require(IN_PROGRESS)
-        self._partial_outcome_recorded(partial_outcome=partial, at=now)
-
     @event("PartialOutcomeRecorded")
     def _partial_outcome_recorded(self, partial_outcome: dict[str, Any], at: datetime) -> None:
         self.partial_outcome = partial_outcome
-
-    def complete(self, cost_voice: Decimal, cost_extraction: Decimal, now: datetime) -> None:
-        self._require(IN_PROGRESS)
-        if self.outcome is None:
-            raise CallStateError("a call completes only with an outcome")
-        self._completed(cost_voice=cost_voice, cost_extraction=cost_extraction,
-                        cost_total=cost_voice + cost_extraction, at=now)
 
     @event("Completed")
     def _completed(self, cost_voice: Decimal, cost_extraction: Decimal, cost_total: Decimal, at: datetime) -> None:
@@ -277,13 +267,6 @@ class Call(LiveCallCommands, TenantAggregate):
         self.cost_extraction = Decimal(cost_extraction)
         self.cost_total = Decimal(cost_total)
         self.ended_at = self.ended_at or at
-
-    def fail(self, error_code: str, message: str, now: datetime,
-             cost_voice: Decimal = NO_COST, cost_extraction: Decimal = NO_COST) -> None:
-        if self.is_terminal:
-            raise CallStateError(f"the call is already {self.status}")
-        self._failed(error_code=error_code, message=message[:500], cost_voice=cost_voice,
-                     cost_extraction=cost_extraction, cost_total=cost_voice + cost_extraction, at=now)
 
     @event("Failed")
     def _failed(self, error_code: str, message: str, cost_voice: Decimal, cost_extraction: Decimal,

@@ -184,6 +184,8 @@ def bootstrap(
     container = _container(settings, env, clock=clock, email=email, hasher=hasher, agent=agent, grouped_commits=True)
     container.database = database
     container.database_outage = is_outage
+    for app in (container.accounts, container.calling):
+        app.is_outage = is_outage
     pool = sync_pool(database, max_size=8, name="core")
     container.on_close(pool.close)
     limiter = PostgresRateLimiter(pool)

@@ -108,7 +108,7 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         container.reactors[name] = follower(container, app, name, reactor.process_event, tracking, reactor.handles)
         if isinstance(reactor, CallRunner):
             _periodic(container, periodic.simulation_resumer(
-                container.calling, container.conninfo, reactor.resume, lambda name=name: name in container.reactors))
+                container.calling, container.conninfo, reactor, lambda name=name: name in container.reactors))
 
 
 def _periodic(container: Container, job: periodic.PeriodicJob) -> None:

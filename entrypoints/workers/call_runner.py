@@ -57,21 +57,36 @@ class CallRunner:
         How many were taken."""
         return sum(self._submit(tenant_id, call_id) for call_id, tenant_id in waiting)
 
+    def take_over(self, running: list[tuple[str, str]]) -> int:
+        """Offer simulated calls in progress, as (call_id, tenant_id), for a take-over: a worker
+        restarts each one whose runner's lease has run out (its process died) and leaves the
+        others alone. How many were offered."""
+        return sum(self._simulations.submit(tenant_id, lambda call_id=call_id: runner.take_over(self.calling, call_id),
+                                            self._run, key=call_id)
+                   for call_id, tenant_id in running)
+
     def _run(self, call: Call) -> None:
         try:
             runner.run(self.calling, call)
         except Exception as exc:  # a failing brain or extractor must still end the call
-            log.error("call.run_failed", call_id=call.call_id, tenant_id=call.tenant_id, error=type(exc).__name__,
-                      exc_info=exc)
-            self._fail(call.call_id, exc)
+            self._failed("call.run_failed", call, exc)
 
     def _dial(self, call: Call) -> None:
         try:
             dialing.dial(self.calling, call)
         except Exception as exc:
-            log.error("call.dial_failed", call_id=call.call_id, tenant_id=call.tenant_id, error=type(exc).__name__,
-                      exc_info=exc)
-            self._fail(call.call_id, exc)
+            self._failed("call.dial_failed", call, exc)
+
+    def _failed(self, event: str, call: Call, exc: Exception) -> None:
+        """End the call as failed, unless the database cannot be reached: then nothing can be
+        written, and ``internal_error`` would be wrong. A simulated call's lease runs out and it
+        is taken over; a live one is settled by the reconciler."""
+        fields = {"call_id": call.call_id, "tenant_id": call.tenant_id, "error": type(exc).__name__}
+        if self.calling.is_outage(exc):
+            log.warning("call.run_interrupted", **fields)
+            return
+        log.error(event, **fields, exc_info=exc)
+        self._fail(call.call_id, exc)
 
     def _fail(self, call_id: str, exc: Exception) -> None:
         code = getattr(exc, "code", None) or "internal_error"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 from datetime import timedelta
 
 import structlog
@@ -16,11 +17,15 @@ import structlog
 from application.calling.app import Calling
 from application.calling.lifecycle import fail_overdue
 from application.calling.reconcile import reconcile
-from projections.calls_list.overdue import overdue_call_ids, queued_simulated_calls, running_live_call_ids
+from domain.calls.simulated_run import LEASE
+from projections.calls_list.overdue import (overdue_call_ids, queued_simulated_calls, running_live_call_ids,
+                                            running_simulated_calls)
 
 log = structlog.get_logger(__name__)
 
 INTERVAL_SECONDS = 5.0
+# A simulated call queued this long is one the runner's memory may have lost (a restart).
+QUEUED_GRACE = timedelta(seconds=10)
 
 
 class PeriodicJob:
@@ -69,18 +74,30 @@ def reconciler(calling: Calling, conninfo: str, after_seconds: float, interval: 
     return PeriodicJob("reconciler", min(interval, max(0.5, after.total_seconds() / 2)), job)
 
 
-def simulation_resumer(calling: Calling, conninfo: str, resume: Callable[[list[tuple[str, str]]], int],
-                       following: Callable[[], bool], interval: float = 2 * INTERVAL_SECONDS) -> PeriodicJob:
+def simulation_resumer(calling: Calling, conninfo: str, runner: SimulationRunner, following: Callable[[], bool],
+                       interval: float = INTERVAL_SECONDS) -> PeriodicJob:
     """Simulated calls wait in the call runner's memory, unclaimed, while the reactor's position
-    moves past them: every few seconds, the ones queued longer than that are handed to it again
-    (a restart or a crash loses none; a call already waiting there is not taken twice). Only while
+    moves past them: every few seconds, the ones queued longer than ``QUEUED_GRACE`` are handed
+    to it again (a restart or a crash loses none; a call already waiting there is not taken
+    twice), and the ones in progress longer than a lease are offered for a take-over (their
+    runner's process died: the aggregate grants it only when the lease ran out). Only while
     ``following``: the runner is the one this process feeds from the log."""
 
     def job() -> None:
         if not following():
             return
-        taken = resume(queued_simulated_calls(conninfo, calling.ports.clock() - timedelta(seconds=interval)))
+        now = calling.ports.clock()
+        taken = runner.resume(queued_simulated_calls(conninfo, now - QUEUED_GRACE))
         if taken:
             log.info("simulation.resumed", calls=taken)
+        offered = runner.take_over(running_simulated_calls(conninfo, now - LEASE))
+        if offered:
+            log.debug("simulation.take_over_offered", calls=offered)
 
     return PeriodicJob("simulation-resumer", interval, job)
+
+
+class SimulationRunner(Protocol):
+    def resume(self, waiting: list[tuple[str, str]]) -> int: ...
+
+    def take_over(self, running: list[tuple[str, str]]) -> int: ...

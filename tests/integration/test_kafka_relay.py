@@ -73,7 +73,7 @@ def completed_call(container: Container, clock: FakeClock) -> None:
 
 
 def complete_calls(container: Container, clock: FakeClock, count: int, batch: int = 50) -> None:
-    """``count`` calls that ran to ``completed`` (seven events each), saved ``batch`` at a time."""
+    """``count`` calls that ran to ``completed`` (eight events each: the claim is Started with its Leased), saved ``batch`` at a time."""
     for start in range(0, count, batch):
         container.calling.save(*[_completed(clock) for _ in range(min(batch, count - start))])
 
@@ -199,7 +199,7 @@ def test_an_application_that_encrypts_its_events_is_refused() -> None:
 @pytest.mark.slow
 def test_a_broker_outage_pauses_the_relay_and_every_event_arrives_after_it(
         container: Container, clock: FakeClock, db: DatabaseConfig, service_log: Any, tmp_path: Path) -> None:
-    """1,000 call completions (7,000 events); the broker is down while 400 of the calls are saved.
+    """1,000 call completions (8,000 events); the broker is down while 400 of the calls are saved.
     Memory storage loses the broker's data on restart, so what was published before the outage is
     read before it, and the rest after."""
     broker = started_broker(log_path=tmp_path / "tansu.log")
@@ -227,7 +227,7 @@ def test_a_broker_outage_pauses_the_relay_and_every_event_arrives_after_it(
         workers.stop()
         broker.stop()
     expected = expected_ids(container.calling)
-    assert len(expected) == 7_000
+    assert len(expected) == 8_000
     relayed = [envelope.event_id for envelope in before + after]
     assert set(relayed) == expected, "nothing lost"
     completions = {e.aggregate_id for e in before + after if e.type.endswith("Call.Completed")}

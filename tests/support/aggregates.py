@@ -1,6 +1,6 @@
 """Given/When/Then for eventsourcing aggregates, after EventSourcing.NetCore's Helpdesk sample.
 
-    given(queued_call()).when(lambda call: call.start(NOW)).then(Call.Started, status="in_progress")
+    given(queued_call()).when(lambda call: call.start(NOW)).then(Call.Started, Call.Leased, status="in_progress")
     given(completed_call()).when(lambda call: call.end(3, NOW)).then_raises(CallStateError)
 
 ``given`` takes an aggregate (its pending events become history: only what the command emits is

@@ -41,6 +41,8 @@ COMMANDS = st.one_of(
     st.tuples(st.just("fail"), st.sampled_from(["timeout", "cancelled", "machine_detected", "no_answer"]),
               st.text(max_size=600), COSTS),
     st.tuples(st.just("tick"), st.integers(1, 10**9)),
+    st.tuples(st.just("renew_lease")),
+    st.tuples(st.just("take_over")),
 )
 
 # Paths through the life of a call: random commands are interleaved with one of them, so that the
@@ -48,6 +50,8 @@ COMMANDS = st.one_of(
 SPINES = [
     [("start",), ("record_turn", AGENT, "Still on?"), ("end", 4), ("record_outcome", True, 0.9, 10),
      ("complete", Decimal("0.0100"), Decimal("0.0020"))],
+    [("start",), ("record_turn", AGENT, "Still on?"), ("tick", 20_000_000), ("take_over",), ("renew_lease",),
+     ("tick", 6_000_000), ("renew_lease",), ("end", 4), ("record_outcome", True, 0.9, 10)],
     [("request_dial", True), ("dialed", SIDS[0]), ("carrier_progressed", "ringing"), ("answer", "human"),
      ("open_session", "relay"), ("record_turn", CALLEE, "Yes."), ("request_transfer", 3, 2, "brief"),
      ("transfer_leg_ended", 0, "busy"), ("transfer_leg_ended", 1, "completed"), ("close_session",),
@@ -84,6 +88,10 @@ def apply(call: Call, commands: list[tuple[Any, ...]]) -> Call:
                 now += timedelta(microseconds=args[0])
             elif name == "start":
                 call.start(now)
+            elif name == "renew_lease":
+                call.renew_lease(now)
+            elif name == "take_over":
+                call.take_over(now)
             elif name == "request_dial":
                 call.request_dial(amd=args[0], now=now)
             elif name == "dialed":

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from domain.calls.call import Call
+from domain.calls.simulated_run import LEASE
 from domain.calls.call_rules import (
     AGENT,
     CALLEE,
@@ -68,7 +69,8 @@ def test_given_replays_the_events_of_a_call_into_the_same_state():
 
 
 def test_starting_a_queued_simulated_call_puts_it_in_progress():
-    given(queued_call()).when(lambda call: call.start(NOW)).then(Call.Started, status=IN_PROGRESS, started_at=NOW)
+    given(queued_call()).when(lambda call: call.start(NOW)).then(Call.Started, Call.Leased, status=IN_PROGRESS, started_at=NOW,
+                                                             lease_until=NOW + LEASE)
 
 
 def test_a_second_start_conflicts():
@@ -247,7 +249,7 @@ def test_a_call_without_an_outcome_does_not_complete():
 
 
 def test_a_simulated_call_runs_from_start_to_completion():
-    call = given(queued_call()).when(lambda c: c.start(NOW)).then(Call.Started)
+    call = given(queued_call()).when(lambda c: c.start(NOW)).then(Call.Started, Call.Leased)
     call = given(call).when(lambda c: c.record_turn(AGENT, "Confirmed?", NOW)).then(Call.TurnRecorded)
     call = given(call).when(lambda c: c.end(4, later(4))).then(Call.Ended)
     call = given(call).when(lambda c: c.record_outcome(OUTCOME, 0.8, {}, later(5))).then(Call.OutcomeExtracted)

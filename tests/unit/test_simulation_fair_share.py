@@ -143,12 +143,14 @@ def test_the_resumer_asks_the_calls_list_only_while_this_process_runs_the_reacto
 
     asked: list[object] = []
     monkeypatch.setattr(periodic, "queued_simulated_calls", lambda conninfo, before: asked.append(before) or [])
+    monkeypatch.setattr(periodic, "running_simulated_calls", lambda conninfo, before: asked.append(before) or [])
     calling = SimpleNamespace(ports=SimpleNamespace(clock=lambda: queued_call().created_at))
     following = [False]
-    job = periodic.simulation_resumer(calling, "conninfo", lambda waiting: 0, lambda: following[0])
+    runner = SimpleNamespace(resume=lambda waiting: 0, take_over=lambda running: 0)
+    job = periodic.simulation_resumer(calling, "conninfo", runner, lambda: following[0])
 
     job.job()
     following[0] = True
     job.job()
 
-    assert len(asked) == 1
+    assert len(asked) == 2  # queued calls, and running ones for a take-over
