@@ -19,7 +19,12 @@ In one run, on this machine:
 4. Correctness: every delivery arrived exactly once, and ``GET /v1/webhooks/{id}/deliveries``
    totals agree with what the receiver saw.
 
-Run: ``.venv/bin/python bench/webhook_deliveries.py``; see bench/README.md.
+``--scenario fairness`` measures instead what slow endpoints of one tenant cost another (issue 13,
+item 3; docs/decisions.md 33): tenant B's first-attempt latency at a low call rate alone (the
+ceiling, same run), then again while tenant A ends calls to 20 endpoints that answer only after
+the sender's timeout. It prints B's p50/p99 in ms against the 250 ms target and as ratios to B alone.
+
+Run: ``.venv/bin/python bench/webhook_deliveries.py [--scenario fairness]``; see bench/README.md.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import re
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,9 +64,10 @@ OK_RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2
 # --- the receiver (its own process) ---------------------------------------------------------------
 
 
-def serve_receiver(host: str, port: int) -> None:
-    """Answers every POST 200 ``ok``; ``GET /_count``, ``/_records?from=N`` and ``/_sample`` are for
-    the bench. One record per POST: [arrival time.time(), path, delivery id, data.call_id, connection]."""
+def serve_receiver(host: str, port: int, slow_seconds: float = 0.0) -> None:
+    """Answers every POST 200 ``ok``, a POST to ``/slow/…`` only after ``slow_seconds``; ``GET /_count``,
+    ``/_records?from=N`` and ``/_sample`` are for the bench. One record per POST: [arrival
+    time.time(), path, delivery id, data.call_id, connection]."""
     records: list[list[Any]] = []
     sample: dict[str, Any] = {}
     connections = iter(range(1, 10**9))
@@ -100,6 +107,8 @@ def serve_receiver(host: str, port: int) -> None:
                     records.append([arrived, path, delivery, call_id, connection])
                     if path.startswith("/hook/") and not sample:
                         sample.update(body=body.decode(), headers=headers)
+                    if path.startswith("/slow/"):
+                        await asyncio.sleep(slow_seconds)
                     writer.write(OK_RESPONSE)
                 elif path == "/_count":
                     writer.write(reply({"records": len(records), "connections": opened[0]}))
@@ -130,7 +139,8 @@ def serve_receiver(host: str, port: int) -> None:
 # --- the bench --------------------------------------------------------------------------------------
 
 if __name__ == "__main__" and "--serve-receiver" in sys.argv:  # the receiver needs none of the imports below
-    serve_receiver(sys.argv[sys.argv.index("--host") + 1], int(sys.argv[sys.argv.index("--port") + 1]))
+    serve_receiver(sys.argv[sys.argv.index("--host") + 1], int(sys.argv[sys.argv.index("--port") + 1]),
+                   float(sys.argv[sys.argv.index("--slow-seconds") + 1]) if "--slow-seconds" in sys.argv else 0.0)
     sys.exit(0)
 
 from audit_events_throughput import (  # noqa: E402 - the shared process and CPU helpers
@@ -163,10 +173,11 @@ LOG_PROBLEM = re.compile(r'"level": "(error|critical|exception)"|\[(ERROR|CRITIC
 
 
 class Receiver(Server):
-    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+    def __init__(self, workdir: Path, env: dict[str, str], slow_seconds: float = 0.0) -> None:
         port = free_port()
         super().__init__("receiver", [sys.executable, str(Path(__file__).resolve()), "--serve-receiver",
-                                      "--host", HOST, "--port", str(port)], env, port, workdir / "receiver.log")
+                                      "--host", HOST, "--port", str(port), "--slow-seconds", str(slow_seconds)],
+                         env, port, workdir / "receiver.log")
         self.url = f"http://{HOST}:{port}"
         self.http = httpx.Client(base_url=self.url, timeout=30.0, trust_env=False)
 
@@ -539,6 +550,165 @@ def report(results: dict[str, Any]) -> None:
         print("warning: the receiver used more than half a core on the ceiling or the burst; it may have set the pace")
 
 
+# --- fairness: slow endpoints of one tenant against another's latency ----------------------------------
+
+FAIRNESS_TARGET_MS = 250.0  # issue 13, item 3: the other tenant's first-attempt p99
+SLOW_ENDPOINTS = 20
+
+
+def tenant_key(port: int, env: dict[str, str], email: str) -> str:
+    """A second tenant, signed up and approved like ``approved_key``'s."""
+    with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=30.0, trust_env=False) as http:
+        signup = http.post("/auth/signup", json={"email": email, "password": "correct horse battery staple"})
+        signup.raise_for_status()
+        done = subprocess.run([str(CALLWRIGHT), "admin", "approve", email], env=env, capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise SystemExit(f"callwright admin approve failed:\n{done.stderr}")
+        return str(signup.json()["api_key"])
+
+
+def add_endpoints(port: int, key: str, urls: list[str]) -> list[str]:
+    made = []
+    with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=30.0, trust_env=False,
+                      headers={"Authorization": f"Bearer {key}"}) as http:
+        for url in urls:
+            answer = http.post("/v1/webhooks", json={"url": url})
+            if answer.status_code != 201:
+                raise SystemExit(f"POST /v1/webhooks answered {answer.status_code}: {answer.text}")
+            made.append(answer.json()["id"])
+    return made
+
+
+def first_attempts(records: list[list[Any]], path: str, calls: dict[str, dict[str, Any]]) -> list[float]:
+    """Seconds from each call's ``ended_at`` to the first arrival of its delivery at ``path``."""
+    first: dict[str, float] = {}
+    for arrived, where, _, call_id, _ in sorted(records):
+        if where == path and call_id in calls:
+            first.setdefault(call_id, arrived)
+    ended = {c: parse_time(body.get("ended_at")) for c, body in calls.items()}
+    return [arrived - ended[c] for c, arrived in first.items() if ended.get(c)]
+
+
+def peak_in_flight(arrivals: list[float], held: float) -> int:
+    """The most arrivals within ``held`` s of each other: about the most attempts held at once, each
+    until its timeout (an overestimate by the gap between an attempt's start and its arrival)."""
+    times, peak, start = sorted(arrivals), 0, 0
+    for end, at in enumerate(times):
+        while times[start] <= at - held:
+            start += 1
+        peak = max(peak, end - start + 1)
+    return peak
+
+
+def fairness(args: argparse.Namespace, body: bytes) -> int:
+    """Tenant B alone at a low call rate (the ceiling), then B beside tenant A, whose 20 endpoints
+    answer only after the sender's timeout while A goes on ending calls."""
+    timeout = args.fair_timeout
+    workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-fairness-"))
+    data_dir, app_port = workdir / "var", free_port()
+    env = bench_env(data_dir, app_port)
+    env.update(CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE="1", CALLWRIGHT_WEBHOOK_ALLOW_HTTP="1",
+               CALLWRIGHT_WEBHOOK_TIMEOUT_SECONDS=str(timeout), CALLWRIGHT_LOG_LEVEL=args.log_level)
+    load_before = os.getloadavg()
+    servers: list[Server] = []
+    try:
+        receiver = Receiver(workdir, env, slow_seconds=timeout + 1.0)
+        servers.append(receiver)
+        app = Server("callwright serve", [str(CALLWRIGHT), "serve"], env, app_port, workdir / "serve.log")
+        servers.append(app)
+        receiver.wait_ready("/_count")
+        app.wait_ready("/healthz")
+        b_key = approved_key(app_port, env)
+        a_key = tenant_key(app_port, env, "slow-tenant@example.com")
+        add_endpoints(app_port, b_key, [f"{receiver.url}/hook/b"])
+        warm = asyncio.run(create_calls(app_port, b_key, body, args.warmup_calls, 1))
+        receiver.wait_for(len(warm["calls"]), args.settle_timeout)
+
+        alone = asyncio.run(create_calls(app_port, b_key, body, args.fair_calls, 1, args.low_rate_interval))
+        receiver.wait_for(len(warm["calls"]) + len(alone["calls"]), args.settle_timeout)
+
+        add_endpoints(app_port, a_key, [f"{receiver.url}/slow/{n}" for n in range(SLOW_ENDPOINTS)])
+        measured = args.fair_backlog_seconds + args.fair_calls * args.low_rate_interval + 2 * timeout
+
+        async def beside_slow_tenant() -> tuple[dict[str, Any], dict[str, Any]]:
+            a = asyncio.create_task(create_calls(app_port, a_key, body, int(measured / args.fair_a_interval), 1,
+                                                 args.fair_a_interval))
+            await asyncio.sleep(args.fair_backlog_seconds)  # A's backlog and its first timeouts
+            b = await create_calls(app_port, b_key, body, args.fair_calls, 1, args.low_rate_interval)
+            return b, await a
+
+        beside, a_calls = asyncio.run(beside_slow_tenant())
+        b_total = len(warm["calls"]) + len(alone["calls"]) + len(beside["calls"])
+        deadline = time.monotonic() + args.settle_timeout
+        while sum(1 for r in receiver.records(0) if r[1] == "/hook/b") < b_total and time.monotonic() < deadline:
+            time.sleep(0.2)
+        records = receiver.records(0)
+        alone_calls = asyncio.run(fetch_calls(app_port, b_key, alone["calls"]))
+        beside_calls = asyncio.run(fetch_calls(app_port, b_key, beside["calls"]))
+    finally:
+        for server in reversed(servers):
+            server.stop()
+        stop_orphaned_postgres(data_dir)
+        server_log = log_problems(workdir / "serve.log")
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    slow = [r[0] for r in records if r[1].startswith("/slow/")]
+    results = {
+        "benchmark": "webhook_fairness",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "cpus": os.cpu_count(),
+        "load_average_1m": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
+        "sender_timeout_s": timeout, "slow_answer_s": timeout + 1.0, "slow_endpoints": SLOW_ENDPOINTS,
+        "b_call_interval_s": args.low_rate_interval, "a_call_interval_s": args.fair_a_interval,
+        "backlog_seconds": args.fair_backlog_seconds,
+        "alone": distribution(first_attempts(records, "/hook/b", alone_calls)),
+        "beside_slow_tenant": distribution(first_attempts(records, "/hook/b", beside_calls)),
+        "b_missing": len(beside["calls"]) - len(first_attempts(records, "/hook/b", beside_calls)),
+        "a_calls": len(a_calls["calls"]), "a_deliveries_scheduled": len(a_calls["calls"]) * SLOW_ENDPOINTS,
+        "a_attempts": len(slow), "a_peak_in_flight": peak_in_flight(slow, timeout),
+        "create_errors": {**alone["errors"], **beside["errors"], **a_calls["errors"]},
+        "server_log": server_log,
+    }
+    alone_p99, beside_p99 = results["alone"].get("p99", 0.0), results["beside_slow_tenant"].get("p99", 0.0)
+    results["ratio_p99"] = beside_p99 / alone_p99 if alone_p99 else 0.0
+    fairness_report(results)
+    output = args.output if args.output != RESULTS else RESULTS.with_name("webhook_fairness.json")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written: {output}")
+    return 1 if results["b_missing"] or results["create_errors"] or not results["beside_slow_tenant"]["count"] else 0
+
+
+def fairness_report(results: dict[str, Any]) -> None:
+    load = results["load_average_1m"]
+    print(f"\nwebhook fairness, {results['cpus']} CPUs; tenant A: {results['slow_endpoints']} endpoints answering "
+          f"after {results['slow_answer_s']:.1f} s (sender timeout {results['sender_timeout_s']:.1f} s), a call every "
+          f"{results['a_call_interval_s'] * 1000:.0f} ms; tenant B: one quick endpoint, a call every "
+          f"{results['b_call_interval_s'] * 1000:.0f} ms; 1-minute load average {load['start']} -> {load['end']}")
+    if load["start"] > 0.5 * (results["cpus"] or 1):
+        print("note: the machine was busy with other work; absolute figures and ratios are noisier than usual")
+    print("B's first attempt: arrival at the receiver minus the call's ended_at (ms):")
+    for label, key in (("B alone (the ceiling)", "alone"), ("B beside A's slow endpoints", "beside_slow_tenant")):
+        lat = results[key]
+        if lat["count"]:
+            print(f"  {label:<30} p50 {lat['p50']:7.1f}  p95 {lat['p95']:7.1f}  p99 {lat['p99']:7.1f}  "
+                  f"max {lat['max']:7.1f}  (n={lat['count']})")
+    beside = results["beside_slow_tenant"]
+    if beside["count"] and results["alone"]["count"]:
+        verdict = "ok" if beside["p99"] < FAIRNESS_TARGET_MS else f"ABOVE the {FAIRNESS_TARGET_MS:.0f} ms target"
+        print(f"\nresult: B's p99 beside A / B's p99 alone = {results['ratio_p99']:.2f}; p50 ratio "
+              f"{beside['p50'] / results['alone']['p50']:.2f}; p99 {beside['p99']:.1f} ms against the "
+              f"{FAIRNESS_TARGET_MS:.0f} ms target: {verdict}")
+    print(f"A: {results['a_calls']} calls, {results['a_deliveries_scheduled']} deliveries scheduled, "
+          f"{results['a_attempts']} attempts reached the receiver, at most {results['a_peak_in_flight']} of them "
+          f"within one sender timeout (about the slots A held at its peak; the dispatcher has "
+          f"{DISPATCHER_CONCURRENCY}); B missing: {results['b_missing']}")
+    logs = results["server_log"]
+    print(f"server log: {logs['lines']} error lines, {logs['warnings']} warnings")
+
+
 # --- main -----------------------------------------------------------------------------------------
 
 
@@ -559,6 +729,13 @@ def main() -> int:
     parser.add_argument("--log-level", default="warning",
                         help="the server's; info also logs every attempt (webhooks.attempt), at some CPU cost")
     parser.add_argument("--keep-workdir", action="store_true", help="keep serve.log and receiver.log")
+    parser.add_argument("--scenario", choices=("throughput", "fairness"), default="throughput",
+                        help="fairness: another tenant's latency beside 20 slow endpoints (see the docstring)")
+    parser.add_argument("--fair-calls", type=int, default=100, help="fairness: B's calls in each phase")
+    parser.add_argument("--fair-a-interval", type=float, default=0.1, help="fairness: seconds between A's calls")
+    parser.add_argument("--fair-backlog-seconds", type=float, default=5.0,
+                        help="fairness: how long A's calls run before B's are measured")
+    parser.add_argument("--fair-timeout", type=float, default=2.0, help="fairness: the sender's timeout (s)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the servers
 
@@ -576,6 +753,8 @@ def main() -> int:
                   "consent_type": "prior_express", "mode": "simulated",
                   "simulation": {"facts": FACTS, "persona": "A busy but friendly patient"}}
     body = json.dumps(create).encode()
+    if args.scenario == "fairness":
+        return fairness(args, body)
 
     workdir = Path(tempfile.mkdtemp(prefix="callwright-bench-webhooks-"))
     data_dir, app_port = workdir / "var", free_port()

@@ -3,18 +3,22 @@
 It runs on its own thread and event loop. Each round it takes what is due from
 ``webhook_deliveries_v1`` and the hints of the scheduler (new deliveries, so a first attempt does
 not wait for the view). Every attempt is its own task: it is leased (an event, so dispatchers in
-several processes never send one attempt twice), sent, and written down. An endpoint has at most
-``per_endpoint`` attempts in flight and the dispatcher ``concurrency``; a slow or dead endpoint
-uses its own share and never delays the others. An attempt that would exceed its endpoint's
-share is not leased this round (a lease that ran out would count as an attempt).
+several processes never send one attempt twice), sent, and written down. A task starts only with a
+slot (webhook_slots.py): ``concurrency`` in all, a fair share of them per tenant with work (less a
+few kept for a tenant that has none), and per endpoint a limit that starts at ``per_endpoint``,
+halves on each attempt that gets no answer and grows by one per answer. After 3 timeouts in a row
+an endpoint is backed off: none of its attempts start for a cool-down (1 s, doubling to 30 s), then
+one probe at a time until one is answered. So a slow or dead endpoint costs its own tenant, never
+another. An attempt left out is not leased (a lease that ran out would count as an attempt) and
+stays due for a later round; the tenants take turns within a round.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -26,10 +30,13 @@ from application.webhooks import deliveries
 from application.ports import SecretBox
 from application.webhooks.ports import AttemptOutcome, WebhookPoster
 from domain.webhooks.delivery import LEASE, WebhookDelivery
+from entrypoints.workers import webhook_slots
+from entrypoints.workers.webhook_slots import Ticket, WebhookSlots
 
 log = structlog.get_logger(__name__)
 
-Due = Callable[[Any], list[tuple[uuid.UUID, str]]]  # now -> [(delivery uuid, endpoint id)]
+Due = Callable[[Any], list[tuple[uuid.UUID, str, str]]]  # now -> [(delivery uuid, endpoint id, tenant id)]
+Hint = tuple[uuid.UUID, str, str]
 
 
 class WebhookDispatcher:
@@ -37,20 +44,19 @@ class WebhookDispatcher:
 
     def __init__(self, calling: Calling, box: SecretBox, poster: Callable[[], WebhookPoster], due: Due, *,
                  owner: str, poll_interval: float = 0.5, concurrency: int = 64, per_endpoint: int = 8,
-                 lease: timedelta = LEASE) -> None:
+                 lease: timedelta = LEASE, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.calling, self.box, self.due, self.owner = calling, box, due, owner
         self._make_poster = poster
         self._poster: WebhookPoster | None = None
         self.poll_interval = poll_interval
         self.lease = lease  # longer than an attempt can take: the sender's timeout and the bookkeeping
         self.per_endpoint = per_endpoint
-        self._slots: asyncio.Semaphore | None = None
+        self.slots = WebhookSlots(concurrency, per_endpoint)
+        self._monotonic = monotonic  # cool-downs; ``calling.ports.clock`` is the wall clock of the events
         self._bound_to: asyncio.AbstractEventLoop | None = None
-        self._concurrency = concurrency
         self._in_flight: dict[uuid.UUID, asyncio.Task[None]] = {}
-        self._per_endpoint: Counter[str] = Counter()
         self._waiting_for_slots = False  # something due was left out for want of a slot
-        self._hints: list[tuple[uuid.UUID, str]] = []
+        self._hints: list[Hint] = []
         self._fresh: dict[uuid.UUID, WebhookDelivery] = {}  # hinted deliveries as saved: no read to lease them
         self._hints_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -63,7 +69,7 @@ class WebhookDispatcher:
     def hint(self, scheduled: Sequence[WebhookDelivery]) -> None:
         """New deliveries: attempt them now rather than at the next poll."""
         with self._hints_lock:
-            self._hints.extend((d.id, d.endpoint_id) for d in scheduled)
+            self._hints.extend((d.id, d.endpoint_id, d.tenant_id) for d in scheduled)
             self._fresh.update((d.id, d) for d in scheduled)
         self.poke()
 
@@ -99,33 +105,46 @@ class WebhookDispatcher:
         await self.drain()
 
     async def run_due(self, *, wait: bool = False) -> int:
-        """Start an attempt for everything due now (``wait``: and wait for them); how many started."""
+        """Start an attempt for everything due now that gets a slot (``wait``: and wait for them);
+        how many started."""
         loop = asyncio.get_running_loop()
-        if loop is not self._bound_to:  # a semaphore and an HTTP client belong to one loop
-            self._bound_to, self._slots, self._poster = loop, asyncio.Semaphore(self._concurrency), None
+        if loop is not self._bound_to:  # an HTTP client belongs to one loop
+            self._bound_to, self._poster = loop, None
         with self._hints_lock:
             hinted, self._hints = self._hints, []
         now = self.calling.ports.clock()
         due = await asyncio.to_thread(self.due, now)
         started = 0
         self._waiting_for_slots = False
-        hinted_ids = {delivery_uuid for delivery_uuid, _ in hinted}
-        for delivery_uuid, endpoint_id in _unique([*hinted, *due]):
+        hinted_ids = {hint[0] for hint in hinted}
+        later: list[Hint] = []  # hinted, not started, perhaps not in the view yet: the next round's
+        candidates = _unique([*hinted, *due])
+        self.slots.begin_round(tenant for _, _, tenant in candidates)
+        moment = self._monotonic()
+        for candidate in self.slots.in_turns(candidates):
+            delivery_uuid, endpoint_id, tenant_id = candidate
             if delivery_uuid in self._in_flight:
                 if delivery_uuid in hinted_ids:  # hinted again while under way (a manual retry): next round
-                    with self._hints_lock:
-                        self._hints.append((delivery_uuid, endpoint_id))
+                    later.append(candidate)
                 continue
-            if self._per_endpoint[endpoint_id] >= self.per_endpoint:
+            if self.slots.cooling(endpoint_id, moment):
                 self._waiting_for_slots = True
-                if delivery_uuid in hinted_ids:  # not in the view yet, perhaps: keep it for the next round
+                if delivery_uuid in hinted_ids:  # the view has it by the end of the cool-down
                     with self._hints_lock:
-                        self._hints.append((delivery_uuid, endpoint_id))
+                        self._fresh.pop(delivery_uuid, None)
                 continue
-            self._per_endpoint[endpoint_id] += 1
-            task = asyncio.create_task(self._attempt(delivery_uuid, endpoint_id))
+            ticket = self.slots.admit(tenant_id, endpoint_id, moment)
+            if ticket is None:
+                self._waiting_for_slots = True
+                if delivery_uuid in hinted_ids:
+                    later.append(candidate)
+                continue
+            task = asyncio.create_task(self._attempt(delivery_uuid, ticket))
             self._in_flight[delivery_uuid] = task
             started += 1
+        if later:
+            with self._hints_lock:
+                self._hints.extend(later)
         if wait:
             await self.drain()
         return started
@@ -134,30 +153,44 @@ class WebhookDispatcher:
         while self._in_flight:
             await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
 
-    async def _attempt(self, delivery_uuid: uuid.UUID, endpoint_id: str) -> None:
-        assert self._slots is not None
+    async def _attempt(self, delivery_uuid: uuid.UUID, ticket: Ticket) -> None:
+        result = webhook_slots.NEUTRAL
         try:
             with self._hints_lock:
                 known = self._fresh.pop(delivery_uuid, None)
-            async with self._slots:
-                attempt = await asyncio.to_thread(deliveries.lease, self.calling, self.box, delivery_uuid, self.owner,
-                                                  self.calling.ports.clock(), self.lease, known)
-                if attempt is None:
-                    return
-                poster = self._poster = self._poster or self._make_poster()
-                now = self.calling.ports.clock()
-                outcome = await poster.post(attempt.url, attempt.delivery.body.encode(),
-                                            attempt.headers(int(now.timestamp())))
-                await asyncio.to_thread(deliveries.record, self.calling, attempt, outcome, self.calling.ports.clock())
-                _log_attempt(attempt, outcome)
+            attempt = await asyncio.to_thread(deliveries.lease, self.calling, self.box, delivery_uuid, self.owner,
+                                              self.calling.ports.clock(), self.lease, known)
+            if attempt is None:
+                return
+            poster = self._poster = self._poster or self._make_poster()
+            now = self.calling.ports.clock()
+            outcome = await poster.post(attempt.url, attempt.delivery.body.encode(),
+                                        attempt.headers(int(now.timestamp())))
+            result = _result(outcome)
+            await asyncio.to_thread(deliveries.record, self.calling, attempt, outcome, self.calling.ports.clock())
+            _log_attempt(attempt, outcome)
         except Exception as exc:
-            log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), endpoint_id=endpoint_id,
+            log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), endpoint_id=ticket.endpoint_id,
                       error=type(exc).__name__, exc_info=exc)
         finally:
-            self._per_endpoint[endpoint_id] -= 1
+            cool_until = self.slots.health(ticket.endpoint_id).cool_until
+            self.slots.done(ticket, result, self._monotonic())
+            health = self.slots.health(ticket.endpoint_id)
+            if health.cool_until is not None and health.cool_until != cool_until:
+                log.warning("webhooks.endpoint_backed_off", endpoint_id=ticket.endpoint_id, tenant_id=ticket.tenant_id,
+                            cool_down_s=health.cool_down, timeouts_in_a_row=health.timeouts)
             self._in_flight.pop(delivery_uuid, None)
             if self._waiting_for_slots and self._wake is not None and asyncio.get_running_loop() is self._loop:
                 self._wake.set()  # a slot is free: what waited for it goes in the next round
+
+
+def _result(outcome: AttemptOutcome) -> str:
+    """What an attempt says about its endpoint's health (webhook_slots.py)."""
+    if outcome.status is not None:
+        return webhook_slots.ANSWERED
+    if outcome.blocked:
+        return webhook_slots.NEUTRAL
+    return webhook_slots.TIMED_OUT if outcome.error == "timeout" else webhook_slots.FAILED
 
 
 def _log_attempt(attempt: deliveries.Attempt, outcome: AttemptOutcome) -> None:
@@ -172,5 +205,5 @@ def _log_attempt(attempt: deliveries.Attempt, outcome: AttemptOutcome) -> None:
         signatures=len(attempt.secrets))
 
 
-def _unique(items: Iterable[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:
-    return list(dict(items).items())
+def _unique(items: Iterable[Hint]) -> list[Hint]:
+    return list({item[0]: item for item in items}.values())

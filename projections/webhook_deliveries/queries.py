@@ -63,10 +63,15 @@ async def list_deliveries(pool: AsyncConnectionPool, *, tenant_id: str, endpoint
     return DeliveryPage(rows=[delivery_row(row) for row in rows], total=int(total), after=last)
 
 
-def due_deliveries(pool: ConnectionPool, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str]]:
-    """Deliveries whose next attempt (or expired lease, or manual retry) is due, oldest first, with
-    their endpoint."""
+def due_deliveries(pool: ConnectionPool, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, str]]:
+    """Deliveries whose next attempt (or expired lease, or manual retry) is due, with their endpoint
+    and tenant: each endpoint's oldest first, then each one's second oldest, and so on, so that a
+    backlog of one endpoint (a dead one, backed off) never hides another endpoint's within ``limit``."""
     with pool.connection() as conn:
-        rows = conn.execute("SELECT delivery_uuid, endpoint_id FROM webhook_deliveries_v1 WHERE due_at <= %s "
-                            "ORDER BY due_at LIMIT %s", (now, limit)).fetchall()
-    return [(row[0], row[1]) for row in rows]
+        rows = conn.execute(
+            "SELECT delivery_uuid, endpoint_id, tenant_id FROM ("
+            " SELECT delivery_uuid, endpoint_id, tenant_id, due_at,"
+            " row_number() OVER (PARTITION BY endpoint_id ORDER BY due_at) AS turn"
+            " FROM webhook_deliveries_v1 WHERE due_at <= %s) AS due "
+            "ORDER BY turn, due_at LIMIT %s", (now, limit)).fetchall()
+    return [(row[0], row[1], row[2]) for row in rows]
