@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,3 +90,17 @@ class Load:
                 with self._lock:
                     self.readiness.append(answer)
                 time.sleep(0.25)
+
+
+def rows(http: httpx.Client, path: str, headers: dict[str, str], *, limit: int = 200) -> Iterator[dict[str, Any]]:
+    """Every row of a ``{data, next_cursor}`` list, page after page; a page that is not a 200
+    fails the caller's check."""
+    cursor = None
+    while True:
+        page = http.get(path, params={"limit": limit, **({"cursor": cursor} if cursor else {})}, headers=headers)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        yield from body["data"]
+        cursor = body.get("next_cursor")
+        if not cursor:
+            return

@@ -32,7 +32,7 @@ from domain.calls.call_rules import TERMINAL
 from domain.errors import DialingRuleError
 from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, start
 from tests.fakes.receiver import Receiver
-from tests.faults.load import Load
+from tests.faults.load import Load, rows
 from tests.support.readme import first_call_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -105,18 +105,8 @@ def tenant_with_endpoint(service: Crashable, hook: Receiver, email: str) -> tupl
 
 def listed_calls(http: httpx.Client, headers: dict[str, str]) -> tuple[dict[str, str], int]:
     """Every call of the tenant in ``GET /v1/calls`` (id → status), and how many rows the pages held."""
-    statuses: dict[str, str] = {}
-    rows = 0
-    cursor = None
-    while True:
-        page = http.get("/v1/calls", params={"limit": 200, **({"cursor": cursor} if cursor else {})}, headers=headers)
-        assert page.status_code == 200, page.text
-        body = page.json()
-        rows += len(body["data"])
-        statuses.update({row["call_id"]: row["status"] for row in body["data"]})
-        cursor = body.get("next_cursor")
-        if not cursor:
-            return statuses, rows
+    listed = list(rows(http, "/v1/calls", headers))
+    return {row["call_id"]: row["status"] for row in listed}, len(listed)
 
 
 def counts(server: ServeProcess, headers: dict[str, str]) -> dict[str, int]:
@@ -137,17 +127,7 @@ def received_call_ids(hook: Receiver) -> set[str]:
 
 
 def listed_delivery_call_ids(http: httpx.Client, headers: dict[str, str], endpoint_id: str) -> set[str]:
-    found: set[str] = set()
-    cursor = None
-    while True:
-        page = http.get(f"/v1/webhooks/{endpoint_id}/deliveries",
-                        params={"limit": 100, **({"cursor": cursor} if cursor else {})}, headers=headers)
-        assert page.status_code == 200, page.text
-        body = page.json()
-        found |= {row["call_id"] for row in body["data"]}
-        cursor = body.get("next_cursor")
-        if not cursor:
-            return found
+    return {row["call_id"] for row in rows(http, f"/v1/webhooks/{endpoint_id}/deliveries", headers, limit=100)}
 
 
 def check_nothing_lost_or_twice(http: httpx.Client, headers: dict[str, str], acknowledged: set[str]) -> None:
@@ -155,14 +135,14 @@ def check_nothing_lost_or_twice(http: httpx.Client, headers: dict[str, str], ack
     each of them reads back."""
     deadline = time.monotonic() + 10.0
     while True:
-        statuses, rows = listed_calls(http, headers)
+        statuses, row_count = listed_calls(http, headers)
         if set(statuses) == acknowledged or time.monotonic() > deadline:
             break
         time.sleep(0.5)
     missing, unknown = acknowledged - set(statuses), set(statuses) - acknowledged
     assert not missing, f"{len(missing)} acknowledged calls are not listed: {sorted(missing)[:20]}"
     assert not unknown, f"{len(unknown)} listed calls no client was told of (created twice?): {sorted(unknown)[:20]}"
-    assert rows == len(statuses), f"the list has {rows} rows for {len(statuses)} calls"
+    assert row_count == len(statuses), f"the list has {row_count} rows for {len(statuses)} calls"
     unreadable = [(call_id, status) for call_id in sorted(acknowledged)
                   if (status := http.get(f"/v1/calls/{call_id}", headers=headers).status_code) != 200]
     assert not unreadable, unreadable[:20]

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.e2e.service import ServeProcess, approved_key, bearer, offline_server
-from tests.faults.load import Answer, Load
+from tests.faults.load import Answer, Load, rows
 from tests.faults.postgres_control import EmbeddedCluster
 from tests.support.readme import first_call_body
 
@@ -29,18 +29,8 @@ def server() -> Iterator[ServeProcess]:
 
 
 def _calls_listed(server: ServeProcess, headers: dict[str, str]) -> set[str]:
-    found: set[str] = set()
-    cursor = None
     with server.client() as http:
-        while True:
-            page = http.get("/v1/calls", params={"limit": 200, **({"cursor": cursor} if cursor else {})},
-                            headers=headers)
-            assert page.status_code == 200, page.text
-            body = page.json()
-            found |= {row["call_id"] for row in body["data"]}
-            cursor = body.get("next_cursor")
-            if not cursor:
-                return found
+        return {row["call_id"] for row in rows(http, "/v1/calls", headers)}
 
 
 def _check_answers(load: Load, stopped: float, back: float) -> None:
