@@ -45,8 +45,9 @@ class CallRequest:
 
 def _caller(calling: Calling, principal: Principal, request: CallRequest, loc: list[str | int]) -> str:
     """The number the call comes from: ``from_number`` when it is one of the verified carrier
-    account's numbers (and, for a key restricted to ``number_ids``, one of those), else the chosen
-    caller number for live calls or the simulated caller for test calls."""
+    account's numbers, else the chosen caller number for live calls or the simulated caller for
+    test calls. A key restricted to ``number_ids`` dials only from one of those (403 otherwise),
+    the chosen caller number included: a simulated call dials no line."""
     credential = (credential_of(calling, principal.tenant_id)
                   if request.mode == LIVE or request.from_number is not None else None)
     verified = credential is not None and credential.verified
@@ -69,6 +70,8 @@ def _caller(calling: Calling, principal: Principal, request: CallRequest, loc: l
     if caller is None:
         raise ValidationFailedError([([*loc, "from_number"], "choose a caller number (POST /v1/providers/select-number) "
                                       "or pass from_number", "caller_number_not_selected", None)])
+    if request.from_number is None:
+        _number_allowed(calling, principal, caller)  # the tenant's caller number: the key's too?
     return caller
 
 

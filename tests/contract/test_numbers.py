@@ -12,8 +12,8 @@ from litestar.testing import TestClient
 from application.numbers.lookups import number_for_e164, tenant_number
 from entrypoints.bootstrap import Container
 from tests.fakes.twilio.rest import FakeTwilio
-from tests.support.call_requests import error_code, only_problem, problems
-from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key
+from tests.support.call_requests import ABSENT, batch_body, call_body, error_code, only_problem, problems
+from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key, select_number
 from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
 
 LONDON, LONDON_2 = "+442071838750", "+442079460958"
@@ -254,3 +254,31 @@ def test_number_routes_need_the_numbers_write_scope(client, tenant, numbers):
                                ("DELETE", f"/v1/numbers/byo/{number['id']}", None)):
         refused = client.request(method, path, json=body, headers=others)
         assert refused.status_code == 403 and error_code(refused) == "insufficient_scope", (method, path)
+
+
+def test_a_number_restricted_key_never_dials_from_a_number_outside_its_list(client, tenant, numbers):
+    """Issue 14 item 5: a key restricted to ``number_ids`` that creates a live call without
+    ``from_number`` would have dialled from the tenant's caller number, whichever line it is. It
+    is 403 unless that number is one of the key's; a batch the same; ``from_number`` of its own
+    goes through."""
+    caller, own = (registered(client, tenant.headers, e164) for e164 in numbers[:2])
+    assert select_number(client, tenant.headers, caller["e164"]).status_code == 200
+    created = client.post("/auth/api-keys", json={"scopes": ["calls:create"], "number_ids": [own["id"]]},
+                          headers=tenant.headers)
+    restricted = {"Authorization": f"Bearer {created.json()['secret']}"}
+    live = call_body(mode="live", simulation=ABSENT)
+
+    refused = client.post("/v1/calls", json=live, headers=restricted)
+    assert refused.status_code == 403, refused.text
+    assert error_code(refused) == "number_not_allowed"
+    assert caller["e164"] in refused.json()["error"]["message"]
+    batch = client.post("/v1/calls/batch", json=batch_body([{"to": LONDON}], mode="live", simulation=ABSENT),
+                        headers=restricted)
+    assert batch.status_code == 403, batch.text
+    assert error_code(batch) == "number_not_allowed"
+
+    assert client.post("/v1/calls", json={**live, "from_number": own["e164"]}, headers=restricted).status_code == 201
+    allowed = client.post("/auth/api-keys", json={"scopes": ["calls:create"], "number_ids": [caller["id"]]},
+                          headers=tenant.headers).json()["secret"]
+    assert client.post("/v1/calls", json=live, headers={"Authorization": f"Bearer {allowed}"}).status_code == 201
+    assert client.post("/v1/calls", json=live, headers=tenant.headers).status_code == 201  # unrestricted
