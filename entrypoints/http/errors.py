@@ -114,7 +114,10 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     message = exc.detail if exc.status_code < 500 else "internal error"
     if isinstance(exc, NotFoundException):
         message = "no such route" if message == "Not Found" else message
-    return Response(error_body(code, str(message)), status_code=exc.status_code, headers=exc.headers or None)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 413:  # the rest of the body is never read: the connection cannot carry another request
+        headers["Connection"] = "close"
+    return Response(error_body(code, str(message)), status_code=exc.status_code, headers=headers or None)
 
 
 def status_and_headers(exc: ApplicationError) -> tuple[int, dict[str, str]]:
