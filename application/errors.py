@@ -73,6 +73,12 @@ class UpstreamUnavailableError(ApplicationError):
     code = "upstream_unavailable"
 
 
+class FeatureUnavailableError(ApplicationError):
+    """The server is not set up for this feature (an operator's setting is missing); answered 503."""
+
+    code = "feature_unavailable"
+
+
 class ClientGoneError(ApplicationError):
     """The client closed the request before its work was committed: nothing was saved."""
 

@@ -33,6 +33,9 @@ class Settings:
     anthropic_model: str | None = None
     # None: the real Twilio API; else every *.twilio.com request goes here (a fake carrier in tests).
     twilio_api_base_url: str | None = None
+    # The service's own carrier sub-account, which buys managed numbers (docs/numbers.md); both or none.
+    managed_account_sid: str | None = None
+    managed_auth_token: str | None = field(default=None, repr=False)
     # Local development only: webhook targets on private addresses, and plain http.
     webhook_allow_private: bool = False
     webhook_allow_http: bool = False
@@ -70,6 +73,9 @@ class Settings:
                 values[name] = env[name.upper()]
         if env.get("CALLWRIGHT_ANTHROPIC_MODEL"):
             values["anthropic_model"] = env["CALLWRIGHT_ANTHROPIC_MODEL"]
+        for name in ("managed_account_sid", "managed_auth_token"):
+            if env.get(f"CALLWRIGHT_{name.upper()}", "").strip():
+                values[name] = env[f"CALLWRIGHT_{name.upper()}"].strip()
         if env.get("CALLWRIGHT_TWILIO_API_BASE_URL"):
             values["twilio_api_base_url"] = env["CALLWRIGHT_TWILIO_API_BASE_URL"].strip()
         for name in ("webhook_allow_private", "webhook_allow_http"):

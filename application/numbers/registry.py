@@ -109,14 +109,16 @@ def update(calling: Calling, principal: Principal, number_id: str, fields: Mappi
     return calling.retry_on_conflict(attempt)
 
 
-def disconnect(calling: Calling, principal: Principal, number_id: str) -> Number:
-    """Soft delete: the number stays readable, its E.164 can be registered again (by any tenant)."""
+def disconnect(calling: Calling, principal: Principal, number_id: str, *, source: str = BYO) -> Number:
+    """Soft delete of a number of ``source``: it stays readable, its E.164 can be registered again
+    (by any tenant)."""
 
     def attempt() -> Number:
         number = owned(calling, principal, number_id)
         now = calling.ports.clock()
-        if number.source != BYO or not number.disconnect(by=principal.actor, at=now):
-            raise NotFoundError(f"no active bring-your-own number {number_id}", code="number_not_found")
+        if number.source != source or not number.disconnect(by=principal.actor, at=now):
+            kind = "bring-your-own" if source == BYO else source
+            raise NotFoundError(f"no active {kind} number {number_id}", code="number_not_found")
         claim = calling.find(NumberClaim, NumberClaim.create_id(number.e164))
         if claim is not None:
             claim.release(number.number_id, at=now)

@@ -80,3 +80,8 @@ class Carrier(Protocol):
     def find_call(self, account: AccountAccess, to: str, from_number: str, since: datetime) -> list[CarrierCall]:
         """Calls to ``to`` from ``from_number`` created at or after ``since`` (oldest first)."""
         ...
+
+    def send_sms(self, account: AccountAccess, *, from_number: str, to: str, body: str) -> str:
+        """Send a text message; its carrier id. ``CarrierRefusedError`` when the carrier said no
+        (a number that cannot receive texts), ``CarrierUnreachableError`` when its answer is unknown."""
+        ...

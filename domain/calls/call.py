@@ -3,8 +3,8 @@
 Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``. A terminal call never
 moves again; late or duplicate facts about it are refused by the aggregate. Every event of the call
 is defined here; the commands of live calls are in ``live_commands.py``, those of a simulated call's
-runner in ``simulated_run.py``, those that settle a call in ``settle_commands.py``, the vocabulary
-and the fixed rules in ``call_rules.py``.
+runner in ``simulated_run.py``, those that settle a call in ``settle_commands.py``, its post-call
+messages in ``sms_commands.py``, the vocabulary and the fixed rules in ``call_rules.py``.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OU
                                      SIMULATED, CallStateError, new_call_id, simulated_at)
 from domain.calls.live_commands import LiveCallCommands
 from domain.calls.settle_commands import SettleCommands
+from domain.calls.sms_commands import FAILED_SMS, SENDING, SENT, SmsCommands
 from domain.calls.simulated_run import SimulatedRunCommands
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import NumberSuppressedError, OutsideCallHoursError
 
 
-class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, TenantAggregate):
+class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, SmsCommands, TenantAggregate):
     @staticmethod
     def create_id(call_id: str) -> uuid.UUID:
         return ids.from_public(ids.CALL, call_id)
@@ -143,6 +144,7 @@ class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, TenantAggrega
         self.session_closed_at: datetime | None = None
         self.transfer: dict[str, Any] | None = None  # {destinations, brief, legs, status}
         self.recording_sid: str | None = None
+        self.sms: list[dict[str, Any]] = []  # post-call messages: {template_id, to, body, status, sent_at, ...}
 
     @property
     def is_terminal(self) -> bool:
@@ -228,6 +230,20 @@ class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, TenantAggrega
     def _recording_attached(self, url: str, recording_sid: str, at: datetime) -> None:
         self.recording_url = url
         self.recording_sid = recording_sid
+
+    @event("SmsClaimed")
+    def _sms_claimed(self, template_id: str, to: str, body: str, at: datetime) -> None:
+        self.sms = [*self.sms, {"template_id": template_id, "to": to, "body": body, "status": SENDING, "sent_at": None}]
+
+    @event("SmsSent")
+    def _sms_sent(self, template_id: str, carrier_sid: str, at: datetime) -> None:
+        self.sms = [{**m, "status": SENT, "sent_at": at, "carrier_sid": carrier_sid} if m["template_id"] == template_id
+                    else m for m in self.sms]
+
+    @event("SmsFailed")
+    def _sms_failed(self, template_id: str, error: str, at: datetime) -> None:
+        self.sms = [{**m, "status": FAILED_SMS, "error": error} if m["template_id"] == template_id else m
+                    for m in self.sms]
 
     @event("Answered")
     def _answered(self, answered_by: str, at: datetime) -> None:

@@ -1,27 +1,38 @@
-"""What a number does on its calls (SPEC.md Number): the settable fields, their defaults and rules.
+"""What a number does on its calls (SPEC.md Number): the settable fields, their defaults, the rule
+of each (``field_rules.py``, ``hours.py``, ``routes.py``, ``sms_templates.py``) and the rules
+between fields, which see the settings as they will be after the change.
 
-Pure: the standard library, the dialing rules (E.164 of transfer destinations, the number's time
-zones) and the outcome schema compiler. Every problem is collected, never just the first.
+Pure: the standard library and the domain. Every problem is collected, never just the first.
 """
 
 from __future__ import annotations
 
-import functools
-import re
-import zoneinfo
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from domain.calls import dialing_rules
-from domain.calls.engines import ENGINES
 from domain.calls.outcome_schema import compile_schema
-from domain.errors import DialingRuleError, InputProblem, NumberConfigurationError, OutcomeSchemaError
+from domain.errors import DialingRuleError, InputProblem, NumberConfigurationError
+from domain.numbers import field_rules as rules
+from domain.numbers import hours, routes, sms_templates
+from domain.numbers.field_rules import (  # noqa: F401 - the names the rest of the service reads here
+    E164_SHAPE,
+    MAX_GREETING,
+    MAX_LABEL,
+    MAX_PERSONA,
+    MAX_SHORT_TEXT,
+    MAX_TRANSFER_ATTEMPTS,
+    MAX_TRANSFER_DESTINATIONS,
+)
 
 # The settable fields, in the order the API shows them. A field added later gets a default in
 # ``DEFAULTS`` so numbers registered before it read it from there (events are a stored contract).
-FIELDS = ("objective", "greeting", "persona", "outcome_schema", "recording_enabled", "voice_engine",
-          "transfer_destinations", "transfer_max_attempts", "language", "timezone")
-NULLABLE = frozenset({"greeting", "persona", "voice_engine", "timezone"})
+FIELDS = ("objective", "greeting", "greeting_voice_id", "persona", "outcome_schema", "recording_enabled",
+          "voice_engine", "flow_id", "transfer_destinations", "transfer_max_attempts", "language", "timezone",
+          "hours_json", "overflow_action", "overflow_message", "routes", "voicemail_mode", "voicemail_schema",
+          "voicemail_persona", "sms_enabled", "sms_brand_id", "sms_templates")
+NULLABLE = frozenset({"greeting", "greeting_voice_id", "persona", "voice_engine", "flow_id", "timezone",
+                      "hours_json", "overflow_message", "voicemail_persona", "sms_brand_id"})
 
 DEFAULT_OBJECTIVE = ("Answer the call on behalf of the business: find out who is calling and what they need, help "
                      "with it where you can, and otherwise take a clear message with a way to call them back.")
@@ -30,32 +41,41 @@ DEFAULT_OUTCOME_SCHEMA: dict[str, Any] = {
     "caller_name": {"type": "string", "optional": True},
     "callback_requested": {"type": "boolean", "optional": True},
 }
+DEFAULT_VOICEMAIL_SCHEMA: dict[str, Any] = {
+    "message": {"type": "string", "description": "What the caller said, in a sentence or two"},
+    "caller_name": {"type": "string", "optional": True},
+    "callback_number": {"type": "string", "optional": True, "description": "A number to call back, if given"},
+}
 DEFAULT_LANGUAGE = "en-US"
 DEFAULT_TRANSFER_ATTEMPTS = 3
-MAX_TRANSFER_DESTINATIONS = 5  # SPEC.md Limits
-MAX_TRANSFER_ATTEMPTS = 5
-MAX_LABEL = 80
-MAX_OBJECTIVE = 4000
-MAX_GREETING = 1000
-MAX_PERSONA = 2000
 
 DEFAULTS: dict[str, Any] = {
     "objective": DEFAULT_OBJECTIVE,
     "greeting": None,
+    "greeting_voice_id": None,  # None: the voice of the number's engine
     "persona": None,
     "outcome_schema": compile_schema(DEFAULT_OUTCOME_SCHEMA).to_definition(),
     "recording_enabled": True,
     "voice_engine": None,  # None: the tenant's default engine
+    "flow_id": None,
     "transfer_destinations": [],
     "transfer_max_attempts": DEFAULT_TRANSFER_ATTEMPTS,
     "language": DEFAULT_LANGUAGE,
     "timezone": None,
+    "hours_json": None,  # always open
+    "overflow_action": "voicemail",
+    "overflow_message": None,
+    "routes": [],
+    "voicemail_mode": "overflow_only",
+    "voicemail_schema": compile_schema(DEFAULT_VOICEMAIL_SCHEMA).to_definition(),
+    "voicemail_persona": None,
+    "sms_enabled": False,
+    "sms_brand_id": None,
+    "sms_templates": [],
 }
 
-# [0-9], not \d: other scripts' digits are not E.164.
-E164_SHAPE = re.compile(r"\+[1-9][0-9]{1,14}")
-# The call request's BCP-47 shape (entrypoints/http/schemas/calls.py ``Language``).
-LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}")
+# Whether a flow id names a published flow of the tenant (None: none exists yet).
+FlowExists = Callable[[str], bool]
 
 
 def defaults_for(e164: str) -> dict[str, Any]:
@@ -75,9 +95,11 @@ def complete(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _copy(settings[name]) if name in settings else _copy(DEFAULTS[name]) for name in FIELDS}
 
 
-def check(fields: Mapping[str, Any], *, own_e164: str) -> dict[str, Any]:
+def check(fields: Mapping[str, Any], *, own_e164: str, current: Mapping[str, Any] | None = None,
+          flow_exists: FlowExists | None = None) -> dict[str, Any]:
     """The normalized values of ``fields`` (any subset of ``FIELDS``), or ``NumberConfigurationError``
-    listing every problem with its location relative to the request body."""
+    listing every problem with its location relative to the request body. ``current``: the
+    settings the fields change (the defaults of a new number), for the rules between fields."""
     problems: list[InputProblem] = []
     checked: dict[str, Any] = {}
     for name, value in fields.items():
@@ -92,132 +114,77 @@ def check(fields: Mapping[str, Any], *, own_e164: str) -> dict[str, Any]:
         problems.extend(([name, *loc], message, kind, bad) for loc, message, kind, bad in found)
         if not found:
             checked[name] = result
+    if checked.get("flow_id") is not None and (flow_exists is None or not flow_exists(checked["flow_id"])):
+        problems.append((["flow_id"], f"no published flow {checked['flow_id']} of this account", "flow_not_found",
+                         checked["flow_id"]))
+    merged = {**complete(current if current is not None else defaults_for(own_e164)), **checked}
+    _check_together(merged, touched=set(fields), checked=checked, problems=problems)
     if problems:
         raise NumberConfigurationError(problems)
     return checked
 
 
-def _text(limit: int, *, blank_ok: bool) -> Any:
-    def checked(value: Any, _: str, problems: list[InputProblem]) -> str | None:
-        if not isinstance(value, str):
-            problems.append(([], "must be a string", "string_type", value))
-        elif len(value) > limit:
-            problems.append(([], f"must be at most {limit} characters", "string_too_long", value))
-        elif not blank_ok and not value.strip():
-            problems.append(([], "must not be blank", "string_too_short", value))
-        else:
-            return value
-        return None
+def _check_together(merged: dict[str, Any], *, touched: set[str], checked: dict[str, Any],
+                    problems: list[InputProblem]) -> None:
+    """The rules between fields, on the settings as they will be; each runs when the request names
+    one of its fields (a stored setting an older version allowed is not refused for a change of
+    another). A fixed value of ``checked`` (SMS conditions in the schema's types) replaces its own."""
+    def valid(*names: str) -> bool:
+        return not any(name in touched and name not in checked for name in names)
 
-    return checked
-
-
-def _outcome_schema(value: Any, _: str, problems: list[InputProblem]) -> dict[str, Any] | None:
-    try:
-        return compile_schema(value).to_definition()
-    except OutcomeSchemaError as exc:
-        problems.extend((list(loc), message, kind, None) for loc, message, kind in exc.problems)
-        return None
-
-
-def _boolean(value: Any, _: str, problems: list[InputProblem]) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    problems.append(([], "must be true or false", "bool_type", value))
-    return None
-
-
-def _voice_engine(value: Any, _: str, problems: list[InputProblem]) -> str | None:
-    if value in ENGINES:
-        return str(value)
-    problems.append(([], f"must be one of {', '.join(ENGINES)} (or null for the tenant's default)", "enum", value))
-    return None
-
-
-def _attempts(value: Any, _: str, problems: list[InputProblem]) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_TRANSFER_ATTEMPTS:
-        return value
-    problems.append(([], f"must be a whole number from 1 to {MAX_TRANSFER_ATTEMPTS}", "transfer_max_attempts", value))
-    return None
+    if {"sms_templates", "outcome_schema"} & touched and valid("sms_templates", "outcome_schema"):
+        found: list[InputProblem] = []
+        fixed = sms_templates.check_against_schema(merged["sms_templates"], merged["outcome_schema"], found)
+        problems.extend((["sms_templates", *loc], message, kind, bad) for loc, message, kind, bad in found)
+        if fixed is not None and "sms_templates" in checked:
+            checked["sms_templates"] = fixed
+    if {"routes", "transfer_destinations"} & touched and valid("routes", "transfer_destinations"):
+        found = []
+        routes.check_route_destinations(merged["routes"], merged["transfer_destinations"], found)
+        problems.extend((["routes", *loc], message, kind, bad) for loc, message, kind, bad in found)
+    together = {"overflow_action", "transfer_destinations", "overflow_message", "hours_json", "timezone",
+                "voicemail_mode", "routes"}
+    if together & touched and valid(*together):
+        action = merged["overflow_action"]
+        if action == "transfer" and not merged["transfer_destinations"]:
+            problems.append((["overflow_action"], "transfer needs at least one transfer destination (the first one "
+                             "takes the calls outside hours)", "transfer_destination_missing", action))
+        if action == "message" and not (merged["overflow_message"] or "").strip():
+            problems.append((["overflow_message"], "overflow_action message speaks overflow_message: set it",
+                             "overflow_message_missing", merged["overflow_message"]))
+        if merged["hours_json"] is not None and merged["timezone"] is None:
+            problems.append((["timezone"], "hours_json is read in the number's time zone: set timezone (an IANA "
+                             "name such as America/New_York)", "timezone_required", None))
+        voicemail_used = action == "voicemail" or any(r["action"] == "voicemail" for r in merged["routes"])
+        if merged["voicemail_mode"] == "off" and voicemail_used:
+            problems.append((["voicemail_mode" if "voicemail_mode" in touched else "overflow_action"],
+                             "voicemail is off, but overflow_action or a route sends calls to voicemail: choose "
+                             "another action or turn voicemail on", "voicemail_off", merged["voicemail_mode"]))
 
 
-def _language(value: Any, _: str, problems: list[InputProblem]) -> str | None:
-    if isinstance(value, str) and LANGUAGE_TAG.fullmatch(value):
-        return value
-    problems.append(([], "must be a BCP-47 language tag such as en-US", "language", value))
-    return None
-
-
-@functools.cache
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
-def _timezone(value: Any, _: str, problems: list[InputProblem]) -> str | None:
-    if isinstance(value, str) and value in _zones():
-        return value
-    problems.append(([], "must be an IANA time zone such as America/New_York", "timezone", value))
-    return None
-
-
-def _destinations(value: Any, own_e164: str, problems: list[InputProblem]) -> list[dict[str, str]] | None:
-    if not isinstance(value, list):
-        problems.append(([], "must be a list of {label, e164}", "list_type", value))
-        return None
-    if len(value) > MAX_TRANSFER_DESTINATIONS:
-        problems.append(([], f"a number has at most {MAX_TRANSFER_DESTINATIONS} transfer destinations",
-                         "too_long", len(value)))
-        return None
-    found: list[dict[str, str]] = []
-    for index, item in enumerate(value):
-        destination = _destination(item, own_e164, [index], problems)
-        if destination is None:
-            continue
-        if any(d["e164"] == destination["e164"] for d in found):
-            problems.append(([index, "e164"], "the same number is already a destination", "duplicate_destination",
-                             destination["e164"]))
-            continue
-        found.append(destination)
-    return found
-
-
-def _destination(item: Any, own_e164: str, loc: list[str | int], problems: list[InputProblem]) -> dict[str, str] | None:
-    if not isinstance(item, Mapping):
-        problems.append((loc, "must be an object {label, e164}", "dict_type", item))
-        return None
-    before = len(problems)
-    for key in item:
-        if key not in ("label", "e164"):
-            problems.append(([*loc, key], "is not a field of a transfer destination", "extra_forbidden", item[key]))
-    label, e164 = item.get("label"), item.get("e164")
-    if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
-        problems.append(([*loc, "label"], f"must be text of 1 to {MAX_LABEL} characters", "label", label))
-    if not isinstance(e164, str):
-        problems.append(([*loc, "e164"], "must be an E.164 number", "invalid_e164", e164))
-    else:
-        try:
-            dialing_rules.parse_destination(e164)
-        except DialingRuleError as exc:
-            problems.append(([*loc, "e164"], exc.message, exc.code, e164))
-        else:
-            if e164 == own_e164:
-                problems.append(([*loc, "e164"], "a number cannot transfer to itself", "transfer_to_self", e164))
-    if len(problems) > before:
-        return None
-    return {"label": label.strip(), "e164": e164}  # type: ignore[union-attr]
-
-
-_CHECKS = {
-    "objective": _text(MAX_OBJECTIVE, blank_ok=False),
-    "greeting": _text(MAX_GREETING, blank_ok=True),
-    "persona": _text(MAX_PERSONA, blank_ok=True),
-    "outcome_schema": _outcome_schema,
-    "recording_enabled": _boolean,
-    "voice_engine": _voice_engine,
-    "transfer_destinations": _destinations,
-    "transfer_max_attempts": _attempts,
-    "language": _language,
-    "timezone": _timezone,
+_CHECKS: dict[str, Callable[[Any, str, list[InputProblem]], Any]] = {
+    "objective": rules.text(rules.MAX_OBJECTIVE, blank_ok=False),
+    "greeting": rules.text(MAX_GREETING, blank_ok=True),
+    "greeting_voice_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
+    "persona": rules.text(MAX_PERSONA, blank_ok=True),
+    "outcome_schema": rules.outcome_schema,
+    "recording_enabled": rules.boolean,
+    "voice_engine": rules.voice_engine,
+    "flow_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
+    "transfer_destinations": rules.destinations,
+    "transfer_max_attempts": rules.attempts,
+    "language": rules.language,
+    "timezone": rules.timezone,
+    "hours_json": hours.check_hours,
+    "overflow_action": hours.check_overflow_action,
+    "overflow_message": rules.text(MAX_GREETING, blank_ok=False),
+    "routes": routes.check_routes,
+    "voicemail_mode": hours.check_voicemail_mode,
+    "voicemail_schema": rules.outcome_schema,
+    "voicemail_persona": rules.text(MAX_PERSONA, blank_ok=True),
+    "sms_enabled": rules.boolean,
+    "sms_brand_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
+    "sms_templates": sms_templates.check_templates,
 }
 
 

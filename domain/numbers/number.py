@@ -20,6 +20,7 @@ from domain.errors import NumberDisconnectedError, NumberTakenError
 from domain.numbers import configuration
 
 BYO = "byo"  # bring your own: a number of the tenant's verified carrier account
+MANAGED = "managed"  # bought by the service on its managed carrier sub-account (docs/numbers.md)
 
 
 class Number(TenantAggregate):
@@ -32,18 +33,20 @@ class Number(TenantAggregate):
 
     @classmethod
     def register(cls, *, tenant_id: str, e164: str, fields: Mapping[str, Any], by: str, at: datetime,
-                 source: str = BYO) -> Number:
+                 source: str = BYO, provider_sid: str | None = None) -> Number:
         """A new number with ``fields`` over the defaults; ``NumberConfigurationError`` lists every
         problem of ``fields``."""
         settings = {**configuration.defaults_for(e164), **configuration.check(fields, own_e164=e164)}
-        return cls(tenant_id=tenant_id, e164=e164, source=source, settings=settings, by=by, at=at)
+        return cls(tenant_id=tenant_id, e164=e164, source=source, settings=settings, by=by, at=at,
+                   provider_sid=provider_sid)
 
     @event("Registered")
     def __init__(self, tenant_id: str, e164: str, source: str, settings: dict[str, Any], by: str,
-                 at: datetime) -> None:
+                 at: datetime, provider_sid: str | None = None) -> None:
         self.tenant_id = tenant_id
         self.e164 = e164
         self.source = source
+        self.provider_sid = provider_sid  # managed: the carrier's id of the bought number (PN…)
         self.created_by = by
         self.created_at = at
         self.updated_at: datetime | None = None
@@ -58,14 +61,50 @@ class Number(TenantAggregate):
     # Typed views of the settings (assigned by ``_assign``).
     objective: str
     greeting: str | None
+    greeting_voice_id: str | None
     persona: str | None
     outcome_schema: dict[str, Any]
     recording_enabled: bool
     voice_engine: str | None
+    flow_id: str | None
     transfer_destinations: list[dict[str, str]]
     transfer_max_attempts: int
     language: str
     timezone: str | None
+    hours_json: dict[str, list[list[str]]] | None
+    overflow_action: str
+    overflow_message: str | None
+    routes: list[dict[str, Any]]
+    voicemail_mode: str
+    voicemail_schema: dict[str, Any]
+    voicemail_persona: str | None
+    sms_enabled: bool
+    sms_brand_id: str | None
+    sms_templates: list[dict[str, Any]]
+    # What the greeting's audio was last rendered from: {greeting, voice_id, sha256, bytes}.
+    greeting_rendered: dict[str, Any] | None = None
+
+    @property
+    def greeting_audio_fresh(self) -> bool:
+        """The greeting's audio says the greeting as it stands (true when there is none to say)."""
+        if self.greeting is None or not self.greeting.strip():
+            return True
+        rendered = self.greeting_rendered
+        return rendered is not None and (rendered["greeting"], rendered["voice_id"]) == (self.greeting,
+                                                                                        self.greeting_voice_id)
+
+    def greeting_audio_rendered(self, *, greeting: str, voice_id: str | None, sha256: str, size: int,
+                                at: datetime) -> bool:
+        """Record the audio rendered for ``greeting`` in ``voice_id``; False (nothing recorded) when
+        the greeting changed meanwhile or this audio is already recorded."""
+        if (greeting, voice_id) != (self.greeting, self.greeting_voice_id) or self.greeting_audio_fresh:
+            return False
+        self._greeting_rendered(greeting=greeting, voice_id=voice_id, sha256=sha256, size=size, at=at)
+        return True
+
+    @event("GreetingRendered")
+    def _greeting_rendered(self, greeting: str, voice_id: str | None, sha256: str, size: int, at: datetime) -> None:
+        self.greeting_rendered = {"greeting": greeting, "voice_id": voice_id, "sha256": sha256, "bytes": size}
 
     @property
     def number_id(self) -> str:
@@ -78,12 +117,13 @@ class Number(TenantAggregate):
     def settings(self) -> dict[str, Any]:
         return configuration.complete({name: getattr(self, name) for name in configuration.FIELDS})
 
-    def update(self, fields: Mapping[str, Any], *, by: str, at: datetime) -> dict[str, Any]:
+    def update(self, fields: Mapping[str, Any], *, by: str, at: datetime,
+               flow_exists: configuration.FlowExists | None = None) -> dict[str, Any]:
         """The fields that really changed (none: no event); ``NumberConfigurationError`` lists every
         problem of ``fields``."""
         if not self.active:
             raise NumberDisconnectedError(f"number {self.number_id} was disconnected")
-        checked = configuration.check(fields, own_e164=self.e164)
+        checked = configuration.check(fields, own_e164=self.e164, current=self.settings(), flow_exists=flow_exists)
         changes = {name: value for name, value in checked.items() if value != getattr(self, name)}
         if changes:
             self._updated(changes=changes, by=by, at=at)

@@ -14,6 +14,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from psycopg_pool import AsyncConnectionPool
 
+from adapters.memory.greeting_audio import MemoryGreetingAudio
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.readiness import ReadinessProbe
 from application.accounts.app import Accounts
@@ -21,6 +22,8 @@ from application.calling.app import Calling
 from application.calling.carrier_reports import CarrierEdge
 from application.calling.ports import SpeechEngine
 from application.follower import ProjectionWorker
+from application.numbers.greetings import GreetingAudioStore
+from application.numbers.provisioning import ManagedNumbering
 from application.ports import Clock, FreshReads, RateLimiter, SecretBox
 from application.providers.ports import Carrier
 from application.webhooks.ports import WebhookPoster
@@ -44,6 +47,8 @@ class Container:
     carrier_edge: CarrierEdge  # the carrier's callbacks: signatures, reports, instructions
     webhook_poster: WebhookPosterFactory  # a poster behind the SSRF guard, per use
     speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
+    greeting_audio: GreetingAudioStore = field(default_factory=MemoryGreetingAudio)  # numbers' greetings, rendered
+    managed_numbering: ManagedNumbering | None = None  # the managed sub-account; None: not configured
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests
     # Whether an error says the database cannot be reached (the HTTP edge answers 503).
     database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)

@@ -22,6 +22,7 @@ from adapters.email.outbox import FileOutboxEmailSender
 from adapters.memory.rate_limiter import MemoryRateLimiter
 from adapters.postgres.database import DatabaseConfig, start_embedded
 from adapters.postgres.pools import cap_reconnect_backoff, is_outage, sync_pool
+from adapters.postgres.greeting_audio import PostgresGreetingAudio
 from adapters.postgres.rate_limiter import PostgresRateLimiter
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
@@ -37,6 +38,7 @@ from application.commit_path import direct, grouped
 from application.ports import Clock, EmailSender, PasswordHasher
 from domain.calls.pricing import price_table
 from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.managed import managed_numbering
 from entrypoints.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -157,7 +159,7 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
         settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=MemoryRateLimiter(),
         secret_box=AesGcmSecretBox(keys.webhook_secrets, purpose="webhook-secret"), credential_box=credential_box,
         carrier=carrier, carrier_edge=edge, webhook_poster=_webhook_poster(settings),
-        speech_engines={LoopbackSpeech.name: LoopbackSpeech()},
+        speech_engines={LoopbackSpeech.name: LoopbackSpeech()}, managed_numbering=managed_numbering(settings),
     )
 
 
@@ -191,6 +193,9 @@ def bootstrap(
     limiter = PostgresRateLimiter(pool)
     limiter.create_table()
     container.rate_limiter = limiter
+    greetings = PostgresGreetingAudio(pool)
+    greetings.create_table()
+    container.greeting_audio = greetings
     if projections:
         add_followers(container, env, pool, reactors=reactors)
     return container

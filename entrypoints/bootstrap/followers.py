@@ -14,12 +14,18 @@ from psycopg_pool import ConnectionPool
 
 from adapters.postgres.advisory_lock import AdvisoryLock
 from adapters.scripted.brain import ScriptedBrain
+from adapters.speech.loopback import LoopbackSpeech
 from application.boundary import BoundaryApplication
+from application.calling.ports import SpeechEngine
 from application.follower import ProjectionWorker
 from entrypoints.bootstrap.containers import Container
 from entrypoints.workers import periodic
+from domain.calls.engines import DEFAULT_ENGINE
+from domain.numbers.number import Number
 from entrypoints.workers.call_runner import CallRunner
+from entrypoints.workers.greeting_renderer import GreetingRenderer
 from entrypoints.workers.live_settler import LiveSettler
+from entrypoints.workers.post_call_sms import PostCallSms
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 from entrypoints.workers.webhook_scheduler import WebhookScheduler
 from projections.api_keys.projection import ApiKeysProjection
@@ -60,7 +66,19 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
+        PostCallSms.name: (calling, lambda tracking: PostCallSms(
+            calling, tracking, managed=container.managed_numbering.account if container.managed_numbering else None)),
+        GreetingRenderer.name: (calling, lambda tracking: GreetingRenderer(
+            calling, tracking, lambda number: _greeting_speech(container, number), container.greeting_audio)),
     }
+
+
+def _greeting_speech(container: Container, number: Number) -> SpeechEngine:
+    """The speech engine of the number's voice engine profile (its default engine's when it names
+    none, as its calls' would)."""
+    live = container.calling.live
+    name = live.profile(number.voice_engine or DEFAULT_ENGINE).speech if live is not None else LoopbackSpeech.name
+    return container.speech_engine(name)
 
 
 def follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],

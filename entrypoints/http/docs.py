@@ -117,7 +117,12 @@ def describe_errors(openapi: OpenAPI) -> None:
             if operation.responses.pop("400", None) is not None:
                 operation.responses["422"] = invalid
             if path not in _WITHOUT_DATABASE:
-                operation.responses.setdefault("503", unavailable)
+                own = operation.responses.get("503")
+                answer = unavailable
+                if isinstance(own, OpenAPIResponse):  # a 503 of the route's own, beside the database's
+                    answer = OpenAPIResponse(description=f"{own.description} Or: {unavailable.description}",
+                                             content=unavailable.content, headers=unavailable.headers)
+                operation.responses["503"] = answer
 
 
 def assets_router():

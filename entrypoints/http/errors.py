@@ -20,6 +20,7 @@ from application.errors import (
     AuthenticationError,
     ClientGoneError,
     ConflictError,
+    FeatureUnavailableError,
     FieldError,
     InvalidTokenError,
     NotFoundError,
@@ -40,6 +41,7 @@ STATUS: dict[type[ApplicationError], int] = {
     InvalidTokenError: 400,
     RateLimitedError: 429,
     UpstreamUnavailableError: 502,
+    FeatureUnavailableError: 503,  # no Retry-After: waiting will not help
     ClientGoneError: 499,  # nobody reads it: for the access log and metrics
 }
 

@@ -41,4 +41,7 @@ def call_record(call: Call) -> dict[str, Any]:
         "outcome_schema": call.outcome_schema.to_definition(),
         "metadata": call.metadata,
         "variables": call.variables,
+        # Post-call messages of the call's number (docs/numbers.md): status sending | sent | failed.
+        "sms": [{"template_id": m["template_id"], "to": m["to"], "body": m["body"], "status": m["status"],
+                 "sent_at": iso(m["sent_at"])} for m in getattr(call, "sms", ())],
     }

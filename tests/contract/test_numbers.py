@@ -17,9 +17,11 @@ from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key,
 from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
 
 LONDON, LONDON_2 = "+442071838750", "+442079460958"
-NUMBER_FIELDS = {"id", "e164", "source", "active", "objective", "greeting", "persona", "outcome_schema",
-                 "recording_enabled", "voice_engine", "transfer_destinations", "transfer_max_attempts", "language",
-                 "timezone", "created_at", "updated_at", "disconnected_at"}
+NUMBER_FIELDS = {"id", "e164", "source", "active", "objective", "greeting", "greeting_voice_id", "greeting_audio_fresh",
+                 "persona", "outcome_schema", "recording_enabled", "voice_engine", "flow_id", "transfer_destinations",
+                 "transfer_max_attempts", "language", "timezone", "hours_json", "overflow_action", "overflow_message",
+                 "routes", "voicemail_mode", "voicemail_schema", "voicemail_persona", "sms_enabled", "sms_brand_id",
+                 "sms_templates", "created_at", "updated_at", "disconnected_at"}
 _serial = itertools.count(100)
 
 
@@ -115,8 +117,7 @@ def test_a_transfer_destination_must_be_a_valid_e164(client, tenant, numbers):
                      (["body", "transfer_destinations", 2, "e164"], "transfer_to_self", numbers[0])]
     unlabelled = only_problem(register(client, tenant.headers, numbers[0],
                                        transfer_destinations=[{"label": "", "e164": LONDON}]))
-    assert (unlabelled["loc"], unlabelled["type"]) == (["body", "transfer_destinations", 0, "label"],
-                                                       "string_too_short")
+    assert (unlabelled["loc"], unlabelled["type"]) == (["body", "transfer_destinations", 0, "label"], "label")
 
 
 def test_broken_settings_are_all_reported_in_the_validation_shape(client, tenant, numbers):

@@ -45,6 +45,10 @@ class Live:
             assert time.monotonic() < deadline, (record, self.server.output()[-3000:])
             time.sleep(0.05)
 
+    def number_id(self, e164: str) -> str:
+        listed = self.http.get("/v1/numbers", headers=self.headers).json()
+        return next(n["id"] for n in listed if n["e164"] == e164)
+
     def finished(self, to: str, index: int = 0):  # type: ignore[no-untyped-def]
         record = self.fake.wait_for_call(to, timeout=10, index=index)
         return self.fake.wait_finished(record.sid, timeout=20)
@@ -148,9 +152,7 @@ def test_transfer_goes_to_the_second_destination_when_the_first_fails(live: Live
 
 
 def test_an_inbound_call_to_a_configured_number_runs_its_objective(live: Live) -> None:
-    listed = live.http.get("/v1/numbers", headers=live.headers).json()
-    number = next(n for n in (listed if isinstance(listed, list) else listed["data"]) if n["e164"] == CALLER)
-    patched = live.http.patch(f"/v1/numbers/{number['id']}", headers=live.headers, json={
+    patched = live.http.patch(f"/v1/numbers/{live.number_id(CALLER)}", headers=live.headers, json={
         "objective": "Take the caller's name and reason", "outcome_schema": {
             "caller_name": {"type": "string"}, "reason": {"type": "string"}}})
     assert patched.status_code == 200, patched.text
@@ -169,3 +171,38 @@ def test_an_inbound_call_to_a_configured_number_runs_its_objective(live: Live) -
     record = live.http.get(f"/v1/calls/{done[0]['call_id']}", headers=live.headers).json()
     assert (record["direction"], record["status"], record["from"]) == ("inbound", "completed", "+442071838799"), record
     assert record["outcome"] == {"caller_name": "Ada Lovelace", "reason": "A broken boiler"}
+
+
+def test_an_inbound_call_ends_with_the_numbers_post_call_sms_when_its_condition_holds(live: Live) -> None:
+    """Issue 14 item 3 end to end: the number's templates are checked against its schema, the
+    call runs through the fake carrier, and the reactor texts the caller once per template whose
+    condition holds on the outcome."""
+    patched = live.http.patch(f"/v1/numbers/{live.number_id(CALLER)}", headers=live.headers, json={
+        "objective": "Take the caller's name and reason",
+        "outcome_schema": {"caller_name": {"type": "string"}, "reason": {"type": "string"}},
+        "sms_enabled": True,
+        "sms_templates": [
+            {"name": "Thanks", "body": "Thanks {{ outcome.caller_name }}, we noted: {{ outcome.reason }}.",
+             "condition": {"field": "caller_name", "op": "present"}},
+            {"name": "Boilers", "body": "A plumber will call {{ call.from }}.",
+             "condition": {"field": "reason", "op": "eq", "value": "A leaking tap"}}]})
+    assert patched.status_code == 200, patched.text
+    caller = "+442071838777"
+    sid = live.fake.place_inbound(live.account, to=CALLER, from_=caller,
+                                  voice_url=f"{live.server.base_url}/webhooks/carrier/inbound",
+                                  scenario=Scenario(turns=[Say("Grace Hopper"), Say("A broken boiler")]))
+    live.fake.wait_finished(sid, timeout=20)
+    deadline = time.monotonic() + 20
+    while True:
+        page = live.http.get("/v1/calls", params={"direction": "inbound"}, headers=live.headers).json()
+        mine = [c for c in page["data"] if c["from"] == caller]
+        record = live.http.get(f"/v1/calls/{mine[0]['call_id']}", headers=live.headers).json() if mine else {}
+        if record.get("sms") and all(s["status"] != "sending" for s in record["sms"]):
+            break
+        assert time.monotonic() < deadline, (record, live.server.output()[-3000:])
+        time.sleep(0.1)
+    assert record["outcome"] == {"caller_name": "Grace Hopper", "reason": "A broken boiler"}
+    assert [(s["to"], s["body"], s["status"]) for s in record["sms"]] == [
+        (caller, "Thanks Grace Hopper, we noted: A broken boiler.", "sent")]
+    texts = [m for m in live.fake.messages.values() if m["to"] == caller]
+    assert [(m["from"], m["body"]) for m in texts] == [(CALLER, "Thanks Grace Hopper, we noted: A broken boiler.")]

@@ -13,7 +13,7 @@ STORED = {
     "Queued", "Started", "DialRequested", "Dialed", "InboundAnswered", "CarrierProgressed", "CarrierEnded",
     "VoiceSessionOpened", "VoiceSessionClosed", "TransferRequested", "TransferLegEnded", "RecordingAttached",
     "Answered", "TurnRecorded", "Ended", "OutcomeExtracted", "PartialOutcomeRecorded", "Completed", "Failed",
-    "Leased", "Restarted",
+    "Leased", "Restarted", "SmsClaimed", "SmsSent", "SmsFailed",
 }
 
 

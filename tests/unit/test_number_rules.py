@@ -45,8 +45,12 @@ def test_a_new_number_has_sensible_defaults_and_the_time_zone_of_its_e164():
         "objective": configuration.DEFAULT_OBJECTIVE, "greeting": None, "persona": None,
         "outcome_schema": configuration.DEFAULTS["outcome_schema"], "recording_enabled": True, "voice_engine": None,
         "transfer_destinations": [], "transfer_max_attempts": 3, "language": "en-US",
-        "timezone": "America/Los_Angeles",
+        "timezone": "America/Los_Angeles", "greeting_voice_id": None, "flow_id": None, "hours_json": None,
+        "overflow_action": "voicemail", "overflow_message": None, "routes": [], "voicemail_mode": "overflow_only",
+        "voicemail_schema": configuration.DEFAULTS["voicemail_schema"], "voicemail_persona": None,
+        "sms_enabled": False, "sms_brand_id": None, "sms_templates": [],
     }
+    assert number.greeting_audio_fresh  # no greeting: nothing to render
     assert number.active and number.source == BYO and number.number_id == str(number.id)
     assert Number.id_of(number.number_id) == number.id
 
@@ -240,3 +244,17 @@ def test_any_sequence_of_updates_is_refused_cleanly_or_applied_and_replays_exact
             continue
         assert set(changed) <= set(fields) and number.settings() == {**before, **changed}
     assert replayed(number).__dict__ == number.__dict__
+
+
+def test_the_greeting_audio_is_fresh_only_for_the_greeting_and_voice_it_was_rendered_from():
+    number = register(greeting="Hello", greeting_voice_id="v1")
+    assert not number.greeting_audio_fresh
+
+    assert not number.greeting_audio_rendered(greeting="Hi", voice_id="v1", sha256="a" * 64, size=3, at=NOW)
+    assert number.greeting_audio_rendered(greeting="Hello", voice_id="v1", sha256="b" * 64, size=3, at=NOW)
+    assert number.greeting_audio_fresh
+    assert not number.greeting_audio_rendered(greeting="Hello", voice_id="v1", sha256="b" * 64, size=3, at=NOW)
+    number.update({"greeting_voice_id": "v2"}, by="key_1", at=NOW)
+    assert not number.greeting_audio_fresh
+    rebuilt = replayed(number)
+    assert not rebuilt.greeting_audio_fresh and rebuilt.greeting_rendered["sha256"] == "b" * 64

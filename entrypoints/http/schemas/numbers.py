@@ -1,78 +1,109 @@
 """Request and response shapes of ``/v1/numbers``.
 
-Requests check types and bounds; the number's own rules (E.164 of destinations, outcome schema,
-time zone) are the domain's (``domain.numbers.configuration``). PATCH sends only the fields it
-changes: ``model_fields_set`` tells an absent field from an explicit null.
+A number's settings are checked by the domain alone (``domain.numbers.configuration``), so that a
+request hears of every problem at once: types, bounds, the shapes of hours, routes and SMS
+templates, and the rules between fields. The request model only carries the body through and
+documents each field's JSON Schema for the OpenAPI document (docs/numbers.md). PATCH sends only
+the fields it changes: ``model_fields_set`` tells an absent field from an explicit null.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
-from pydantic_core import PydanticCustomError
+from pydantic import ConfigDict, Field
 
 from domain.calls.engines import ENGINES
-from domain.numbers.configuration import (
-    MAX_GREETING,
-    MAX_LABEL,
-    MAX_PERSONA,
-    MAX_TRANSFER_ATTEMPTS,
-    MAX_TRANSFER_DESTINATIONS,
+from domain.calls.outcome_schema import definition_json_schema
+from domain.numbers import field_rules
+from domain.numbers.configuration import NULLABLE
+from domain.numbers.hours import OVERFLOW_ACTIONS, VOICEMAIL_MODES
+from entrypoints.http.schemas.calls import Strict
+from entrypoints.http.schemas.number_shapes import (
+    HOURS_SCHEMA,
+    ROUTES_SCHEMA,
+    SMS_TEMPLATES_SCHEMA,
+    RouteView,
+    SmsTemplateView,
 )
-from entrypoints.http.schemas.calls import Language, Objective, Strict
-from entrypoints.http.schemas.text import safe_text
-
-VoiceEngine = Literal[ENGINES]  # type: ignore[valid-type]
+from pydantic import StringConstraints
 
 
-def _exactly(kind: type, code: str, message: str) -> BeforeValidator:
-    """Refuse ``"yes"`` for a boolean and ``"3"`` for an integer: Litestar validates models with
-    ``strict=False``, which would otherwise coerce them."""
-
-    def check(value: Any) -> Any:
-        if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
-            raise PydanticCustomError(code, message)
-        return value
-
-    return BeforeValidator(check)
+def _doc(name: str, schema: dict[str, Any]) -> Any:
+    """A field taken as any JSON (the domain checks it), documented by ``schema``; nullable ones
+    say so."""
+    if name in NULLABLE and "null" not in str(schema.get("type")):
+        schema = {**schema, "type": [schema["type"], "null"]} if "type" in schema else {"anyOf": [schema, {"type": "null"}]}
+    return Annotated[Any, Field(default=None, json_schema_extra=schema)]
 
 
-Boolean = Annotated[bool, _exactly(bool, "bool_type", "Input should be a valid boolean")]
-Attempts = Annotated[int, Field(ge=1, le=MAX_TRANSFER_ATTEMPTS),
-                     _exactly(int, "int_type", "Input should be a valid integer")]
-E164 = Annotated[str, StringConstraints(min_length=1, max_length=32)]  # the domain explains a bad number
+def _text(max_length: int, description: str, min_length: int = 0) -> dict[str, Any]:
+    return {"type": "string", "minLength": min_length, "maxLength": max_length, "description": description}
 
 
-class TransferDestination(Strict):
-    label: Annotated[str, StringConstraints(min_length=1, max_length=MAX_LABEL), AfterValidator(safe_text)]
-    e164: E164
+_DESTINATION = {"type": "object", "title": "TransferDestination", "required": ["label", "e164"],
+                "additionalProperties": False,
+                "properties": {"label": _text(field_rules.MAX_LABEL, "How the agent names it", 1),
+                               "e164": {"type": "string", "description": "E.164, not the number itself"}}}
 
 
 class NumberSettings(Strict):
-    """The settable fields; null clears greeting, persona, voice_engine and timezone, and is refused
-    for the others (the domain says why)."""
+    """The settable fields. null clears the nullable ones and is refused for the others."""
 
-    objective: Objective | None = None
-    greeting: Annotated[str, StringConstraints(max_length=MAX_GREETING), AfterValidator(safe_text)] | None = None
-    persona: Annotated[str, StringConstraints(max_length=MAX_PERSONA), AfterValidator(safe_text)] | None = None
-    outcome_schema: dict[str, Any] | None = None
-    recording_enabled: Boolean | None = None
-    voice_engine: VoiceEngine | None = None
-    transfer_destinations: Annotated[
-        list[TransferDestination], Field(max_length=MAX_TRANSFER_DESTINATIONS)] | None = None
-    transfer_max_attempts: Attempts | None = None
-    language: Language | None = None
-    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    model_config = ConfigDict(extra="allow", json_schema_extra={"additionalProperties": False})
+
+    objective: _doc("objective", _text(field_rules.MAX_OBJECTIVE, "What the agent pursues on each call", 1))
+    greeting: _doc("greeting", _text(field_rules.MAX_GREETING, "Said first on every call"))
+    greeting_voice_id: _doc("greeting_voice_id", _text(field_rules.MAX_SHORT_TEXT, "The voice of the greeting", 1))
+    persona: _doc("persona", _text(field_rules.MAX_PERSONA, "How the agent comes across"))
+    outcome_schema: _doc("outcome_schema", definition_json_schema())
+    recording_enabled: _doc("recording_enabled", {"type": "boolean"})
+    voice_engine: _doc("voice_engine", {"type": "string", "enum": list(ENGINES),
+                                        "description": "null: the account's default engine"})
+    flow_id: _doc("flow_id", _text(field_rules.MAX_SHORT_TEXT, "A published flow of the account (flw_…); inbound "
+                                                                 "calls then run it", 1))
+    transfer_destinations: _doc("transfer_destinations", {
+        "type": "array", "items": _DESTINATION, "maxItems": field_rules.MAX_TRANSFER_DESTINATIONS,
+        "description": "Ordered; tried one after another"})
+    transfer_max_attempts: _doc("transfer_max_attempts", {"type": "integer", "minimum": 1,
+                                                          "maximum": field_rules.MAX_TRANSFER_ATTEMPTS})
+    language: _doc("language", {"type": "string", "pattern": field_rules.LANGUAGE_TAG.pattern,
+                                "description": "BCP-47, e.g. en-US"})
+    timezone: _doc("timezone", {"type": "string", "description": "IANA name, e.g. America/New_York; hours_json is "
+                                                                 "read in it"})
+    hours_json: _doc("hours_json", HOURS_SCHEMA)
+    overflow_action: _doc("overflow_action", {
+        "type": "string", "enum": list(OVERFLOW_ACTIONS),
+        "description": "What a call outside hours_json gets: voicemail, transfer (to the first destination), "
+                       "message (says overflow_message, then hangs up) or hangup"})
+    overflow_message: _doc("overflow_message", _text(field_rules.MAX_GREETING, "Said to a call outside hours when "
+                                                                               "overflow_action is message", 1))
+    routes: _doc("routes", ROUTES_SCHEMA)
+    voicemail_mode: _doc("voicemail_mode", {
+        "type": "string", "enum": list(VOICEMAIL_MODES),
+        "description": "off; overflow_only (voicemail only through overflow_action or a route); always (every "
+                       "call leaves a voicemail)"})
+    voicemail_schema: _doc("voicemail_schema", {**definition_json_schema(),
+                                                "description": "The outcome of a voicemail, as an outcome_schema"})
+    voicemail_persona: _doc("voicemail_persona", _text(field_rules.MAX_PERSONA, "How the voicemail agent comes "
+                                                                                "across"))
+    sms_enabled: _doc("sms_enabled", {"type": "boolean", "description": "Send the post-call SMS templates"})
+    sms_brand_id: _doc("sms_brand_id", _text(field_rules.MAX_SHORT_TEXT, "The sender brand of the texts", 1))
+    sms_templates: _doc("sms_templates", SMS_TEMPLATES_SCHEMA)
 
     def given(self) -> dict[str, Any]:
-        """Only the fields the body named, with their values (nested models as plain dicts)."""
-        return self.model_dump(include=set(self.model_fields_set) - {"e164"})
+        """Only the fields the body named (unknown ones too: the domain refuses them by name)."""
+        named = {name: getattr(self, name) for name in self.model_fields_set if name in type(self).model_fields}
+        return {**named, **(self.model_extra or {})}
 
 
 class ByoNumberCreate(NumberSettings):
-    e164: E164
+    e164: Annotated[str, StringConstraints(min_length=1, max_length=32)] = Field(
+        description="An E.164 number of your verified carrier account")
+
+    def given(self) -> dict[str, Any]:
+        return {name: value for name, value in super().given().items() if name != "e164"}
 
 
 class NumberPatch(NumberSettings):
@@ -85,8 +116,9 @@ class TransferDestinationView(msgspec.Struct, kw_only=True):
 
 
 class NumberView(msgspec.Struct, kw_only=True):
-    """SPEC.md Number: the fields stored so far (greetings audio, hours, routes, voicemail, SMS and
-    flows come later and will be added alongside), plus ``source``, ``active`` and timestamps."""
+    """SPEC.md Number: every field (docs/numbers.md), plus ``source``, ``active``, ``language``,
+    ``overflow_message`` and the timestamps. ``greeting_audio_fresh`` is false from a change of
+    the greeting or its voice until its audio is rendered again."""
 
     id: str
     e164: str
@@ -94,14 +126,32 @@ class NumberView(msgspec.Struct, kw_only=True):
     active: bool
     objective: str
     greeting: str | None
+    greeting_voice_id: str | None
+    greeting_audio_fresh: bool
     persona: str | None
     outcome_schema: dict[str, Any]
     recording_enabled: bool
     voice_engine: str | None
+    flow_id: str | None
     transfer_destinations: list[TransferDestinationView]
     transfer_max_attempts: int
     language: str
     timezone: str | None
+    hours_json: dict[str, list[list[str]]] | None
+    overflow_action: str
+    overflow_message: str | None
+    routes: list[RouteView]
+    voicemail_mode: str
+    voicemail_schema: dict[str, Any]
+    voicemail_persona: str | None
+    sms_enabled: bool
+    sms_brand_id: str | None
+    sms_templates: list[SmsTemplateView]
     created_at: str
     updated_at: str | None
     disconnected_at: str | None
+
+
+class SmsPreviewRequest(Strict):
+    template_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        description="The id of one of the number's sms_templates (smt_…)")

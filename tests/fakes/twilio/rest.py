@@ -2,7 +2,8 @@
 
 HTTP basic auth with the account SID and auth token, Twilio's JSON error shape, the list page
 shape the SDK's paging reads (``incoming_phone_numbers``, ``calls``, ``next_page_uri``, ``page``,
-``page_size``), calls create/list/fetch/update and messages create; every request is recorded.
+``page_size``), calls create/list/fetch/update and messages create; every request is recorded. Numbers on sale,
+bought and released: ``numbers.NumberMarket`` (``market``).
 A created call whose TwiML URL is on loopback is played by ``simulator.CallSimulation``.
 """
 
@@ -22,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.fakes.twilio.numbers import NumberMarket
 from tests.fakes.twilio.simulator import CallRecord, CallSimulation, Scenario, is_loopback, new_sid, rfc2822
 
 API = "/2010-04-01"
@@ -70,6 +72,7 @@ class FakeTwilio:
         self._scenarios: dict[str, list[Scenario]] = {}
         self._simulations: dict[str, CallSimulation] = {}
         self._lock = threading.Lock()
+        self.market = NumberMarket(self._lock, self.accounts)
         self._changed = threading.Condition(self._lock)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -81,6 +84,10 @@ class FakeTwilio:
     # creates the call at all (the request was lost).
     create_delay: float = 0.0
     lose_creates: bool = False
+    # Messages: to these numbers the carrier refuses (21610, unsubscribed recipient); while
+    # ``messages_down`` it answers 503.
+    refuse_messages_to: frozenset[str] = frozenset()
+    messages_down: bool = False
 
     def add_account(self, *, friendly_name: str = "Fake account", numbers: list[tuple[str, str]] | None = None,
                     sid: str | None = None, auth_token: str | None = None, status: str = "active") -> FakeAccount:
@@ -246,7 +253,7 @@ class FakeTwilio:
             status, body = self._route(method, split.path, query, form, user, afterwards)
         if creating and self.create_delay:
             time.sleep(self.create_delay)  # the answer is late: a crash test kills the dialer meanwhile
-        payload = json.dumps(body).encode()
+        payload = b"" if status == 204 else json.dumps(body).encode()
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
@@ -292,6 +299,8 @@ class FakeTwilio:
         call = re.fullmatch(r"/Calls/(CA[0-9a-f]{32})", rest)
         if call and method in ("GET", "POST"):
             return self._call(account, call[1], form if method == "POST" else None)
+        if (market := self.market.route(account, method, rest, query, form)) is not None:
+            return market
         if rest == "/Messages" and method == "POST":
             return self._create_message(account, form)
         return 404, _error(404, 20404, f"The requested resource {path} was not found")
@@ -393,6 +402,10 @@ class FakeTwilio:
             return 400, _error(400, 21604, "A 'To' phone number is required")
         if not (first.get("Body") or first.get("MediaUrl")):
             return 400, _error(400, 21602, "Message body is required")
+        if self.messages_down:
+            return 503, _error(503, 20500, "Service unavailable")
+        if first["To"] in self.refuse_messages_to:
+            return 400, _error(400, 21610, "Attempt to send to unsubscribed recipient")
         sid = new_sid("SM")
         record = {"sid": sid, "account_sid": account.sid, "to": first["To"], "from": first.get("From"),
                   "body": first.get("Body"), "status": "queued", "direction": "outbound-api",

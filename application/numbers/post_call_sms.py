@@ -1,0 +1,125 @@
+"""Post-call SMS (SPEC.md Number ``sms_enabled``, ``sms_templates``): after a call on a number
+that sends texts ends, each template whose condition holds on the call's outcome is rendered and
+sent once from the number to the other party, and shown on the call record (``sms``).
+
+The line of a call: an inbound call's number (``metadata.number_id``), or the tenant's number an
+outbound call was placed from. The other party: the caller of an inbound call, the callee of an
+outbound one. Exactly once: a template's message is claimed on the call before the carrier is
+asked (``Call.claim_sms``), so a reactor that sees the call's end twice sends nothing more; a
+process that dies between the claim and the carrier's answer leaves the message ``sending``
+(never sent twice). A send that fails on the carrier's side is tried again, then recorded as
+failed; it never changes the call.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from application import logs
+from application.calling import live
+from application.calling.app import Calling
+from application.errors import ConflictError
+from application.numbers.lookups import tenant_number
+from application.providers.ports import AccountAccess, CarrierRefusedError, CarrierUnreachableError
+from domain.calls.call import Call
+from domain.calls.call_rules import CallStateError
+from domain.numbers import sms_templates
+from domain.numbers.field_rules import E164_SHAPE
+from domain.numbers.number import MANAGED, Number
+
+log = logs.get_logger(__name__)
+
+# After a send the carrier did not answer: the pauses before the next tries; then it has failed.
+RETRY_PAUSES = (1.0, 4.0)
+
+
+def line_of(calling: Calling, call: Call) -> Number | None:
+    """The number whose settings apply to the call, if it is one of the tenant's active numbers."""
+    if call.direction == "inbound":
+        number_id = (call.metadata or {}).get("number_id")
+        try:
+            number = calling.find(Number, uuid.UUID(str(number_id))) if number_id else None
+        except ValueError:
+            return None
+        return number if number is not None and number.active and number.tenant_id == call.tenant_id else None
+    if call.mode != "live":
+        return None  # a simulated call texts nobody
+    return tenant_number(calling, call.tenant_id, call.from_number)
+
+
+def send_post_call_sms(calling: Calling, call_id: str, *, managed: AccountAccess | None = None,
+                       sleep: Callable[[float], None] = time.sleep) -> int:
+    """Send the messages the ended call's number owes it; how many this sent. A managed number
+    texts from the service's own sub-account (``managed``), any other from the tenant's."""
+    call = calling.find(Call, Call.create_id(call_id))
+    if call is None or not call.is_terminal:
+        return 0
+    number = line_of(calling, call)
+    if number is None or not number.sms_enabled or not number.sms_templates:
+        return 0
+    other = call.from_number if call.direction == "inbound" else call.to
+    if not E164_SHAPE.fullmatch(other or ""):
+        return 0  # a withheld or malformed caller: nobody to text
+    outcome = call.outcome or call.partial_outcome or {}
+    messages = sms_templates.messages_for(number.sms_templates, outcome, call_from=call.from_number,
+                                          call_to=call.to, number_e164=number.e164)
+    account = None
+    if messages:
+        account = managed if number.source == MANAGED else live.account_for(calling, call.tenant_id)
+    sent = 0
+    for template_id, body in messages:
+        if not _claim(calling, call_id, template_id, other, body):
+            continue
+        sent += _send(calling, call_id, template_id, account, number.e164, other, body, sleep)
+    return sent
+
+
+def _claim(calling: Calling, call_id: str, template_id: str, to: str, body: str) -> bool:
+    claimed: list[bool] = []
+
+    def claim(call: Call) -> None:
+        claimed[:] = [call.claim_sms(template_id, to, body, calling.ports.clock())]
+
+    calling.update(Call, Call.create_id(call_id), claim)
+    return claimed == [True]
+
+
+def _send(calling: Calling, call_id: str, template_id: str, account: AccountAccess | None, from_number: str,
+          to: str, body: str, sleep: Callable[[float], None]) -> int:
+    fields = {"call_id": call_id, "template_id": template_id}
+    if account is None:
+        _record(calling, call_id, lambda c: c.sms_failed(template_id, "no carrier account to send from", _now(calling)))
+        log.warning("sms.failed", **fields, error="no carrier account to send from")
+        return 0
+    carrier = live.ports_of(calling).carrier
+    for pause in (*RETRY_PAUSES, None):
+        try:
+            sid = carrier.send_sms(account, from_number=from_number, to=to, body=body)
+        except CarrierRefusedError as exc:
+            error = f"{exc.code}: {exc.message}"
+        except CarrierUnreachableError as exc:
+            error = str(exc) or "the carrier did not answer"
+            if pause is not None:
+                sleep(pause)
+                continue
+        else:
+            _record(calling, call_id, lambda c: c.sms_sent(template_id, sid, _now(calling)))
+            log.info("sms.sent", **fields)
+            return 1
+        _record(calling, call_id, lambda c: c.sms_failed(template_id, error, _now(calling)))
+        log.warning("sms.failed", **fields, error=error)
+        return 0
+    return 0
+
+
+def _record(calling: Calling, call_id: str, change: Callable[[Call], object]) -> None:
+    try:
+        calling.update(Call, Call.create_id(call_id), change)
+    except (ConflictError, CallStateError):
+        pass  # recorded already
+
+
+def _now(calling: Calling):  # type: ignore[no-untyped-def]
+    return calling.ports.clock()

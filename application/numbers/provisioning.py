@@ -1,0 +1,38 @@
+"""What managed numbers need from outside: a carrier account of the service's own that searches,
+buys and releases numbers (``NumberProvisioner``), and where the bought numbers send their traffic.
+
+Refusals and outages are the carrier port's ``CarrierRefusedError`` / ``CarrierUnreachableError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from application.providers.ports import AccountAccess
+
+
+class NumberProvisioner(Protocol):
+    def search(self, area_code: str) -> list[str]:
+        """E.164 numbers on sale in ``area_code`` (a few, best first); none: an empty list."""
+        ...
+
+    def purchase(self, e164: str, voice_url: str, sms_url: str) -> str:
+        """Buy ``e164`` with its inbound calls and texts sent to these URLs; the carrier's id of it.
+        ``CarrierRefusedError`` when the carrier said no (e.g. sold meanwhile)."""
+        ...
+
+    def release(self, provider_sid: str) -> None:
+        """Give the number back to the carrier; one already gone is no error."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManagedNumbering:
+    """The managed sub-account (its provisioner, and its access for the texts its numbers send)
+    and the service's inbound URLs for voice and SMS."""
+
+    provisioner: NumberProvisioner
+    account: AccountAccess
+    voice_url: str
+    sms_url: str

@@ -1,0 +1,71 @@
+"""What ``POST /v1/numbers`` and ``DELETE /v1/numbers/{id}`` do: managed numbers (SPEC.md "What the
+service does" 4), bought on the service's carrier sub-account and released there (docs/numbers.md).
+
+Their routes sit on ``NumbersController`` (one controller per path); reads and settings are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Response
+from litestar.openapi import ResponseSpec
+from litestar.params import Parameter
+
+from application.errors import FieldError
+from application.numbers import managed
+from application.principal import Principal
+from domain.calls.idempotency import body_fingerprint, is_valid_key
+from domain.numbers.number import Number
+from entrypoints.bootstrap import Container
+from entrypoints.http.schemas.managed_numbers import ManagedNumberCreate
+from entrypoints.http.schemas.webhooks import ErrorBody
+
+IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
+_FORBIDDEN = ResponseSpec(ErrorBody, description="The key lacks numbers:write (insufficient_scope), or is "
+                                                 "restricted by number_ids (number_not_allowed)")
+_UNAVAILABLE = ResponseSpec(ErrorBody, description="Managed numbers are not enabled on this server, or its managed "
+                                                   "carrier account is refused (managed_numbers_unavailable); "
+                                                   "no Retry-After: the operator must act")
+_CARRIER = ResponseSpec(ErrorBody, description="The carrier could not be reached or refused "
+                                               "(upstream_unavailable, carrier_refused); nothing was changed")
+CREATE_ERRORS = {403: _FORBIDDEN, 409: ResponseSpec(ErrorBody, description=(
+    "The Idempotency-Key was used with another body (idempotency_key_reused), or the number bought is "
+    "registered as another active number (number_taken)")), 502: _CARRIER, 503: _UNAVAILABLE}
+DELETE_ERRORS = {403: _FORBIDDEN, 404: ResponseSpec(ErrorBody, description="No such active number (number_not_found)"),
+                 409: ResponseSpec(ErrorBody, description="A bring-your-own number: use DELETE /v1/numbers/byo/{id} "
+                                                          "(number_not_managed)"),
+                 502: _CARRIER, 503: _UNAVAILABLE}
+
+
+def _key(value: str | None) -> str | None:
+    if value is not None and not is_valid_key(value):
+        raise FieldError(["header", "Idempotency-Key"], "Idempotency-Key must be 1 to 255 characters from "
+                         "A-Z a-z 0-9 _ . : -", code="invalid_idempotency_key", value=value[:300])
+    return value
+
+
+CREATE_SUMMARY = "Buy a managed number in an area code for a supported use case"
+CREATE_DESCRIPTION = (
+    "Searches the managed carrier account for a number in area_code, buys the first, points its calls and texts "
+    "at this service and answers the Number (source managed). 422: use_case_not_supported (ctx.allowed lists the "
+    "use cases), no_number_available (at area_code). An Idempotency-Key (24 h) makes a retry answer the first "
+    "response and buy nothing more.")
+RELEASE_SUMMARY = "Release a managed number at the carrier, then disconnect it (it stays readable, active=false)"
+
+
+def provision(container: Container, principal: Principal, data: ManagedNumberCreate, idempotency_key: str | None,
+              view: Callable[[Number], Any]) -> Response[Any]:
+    answer = managed.provision(
+        container.calling, container.managed_numbering, principal,
+        managed.ManagedNumberRequest(area_code=data.area_code, use_case=data.use_case),
+        render=lambda number: msgspec.to_builtins(view(number)), key=_key(idempotency_key),
+        fingerprint=body_fingerprint(data.model_dump(mode="json")))
+    headers = {"Idempotent-Replayed": "true"} if answer.replayed else None
+    return Response(answer.body, status_code=answer.status_code, headers=headers)
+
+
+def release(container: Container, principal: Principal, number_id: str) -> None:
+    managed.release(container.calling, container.managed_numbering, principal, number_id)
