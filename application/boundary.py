@@ -176,3 +176,12 @@ class BoundaryApplication(Application[UUID]):
         except AggregateNotFoundError:
             return None
         return aggregate if isinstance(aggregate, cls) else None
+
+    def peek(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        """``find`` for a glance that changes nothing: the cached aggregate itself, not a copy of it
+        (a deep copy of a call costs more than the glance). Never change or save what it returns."""
+        try:
+            aggregate = self.repository.get(aggregate_id, deepcopy_from_cache=False)
+        except AggregateNotFoundError:
+            return None
+        return aggregate if isinstance(aggregate, cls) else None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import tempfile
 import time
 from collections.abc import Iterator
 
@@ -62,9 +61,10 @@ def test_a_simulated_call_runs_to_a_typed_outcome_and_is_listed_and_exported(ser
     assert listed_cli.returncode == 0 and call_id in listed_cli.stdout
 
 
-def test_demo_runs_a_simulated_call_offline() -> None:
-    env = base_env(data_dir=tempfile.mkdtemp(prefix="callwright-demo-"))
+def test_demo_runs_a_simulated_call_offline(tmp_path) -> None:
+    env = base_env(data_dir=str(tmp_path / "var"))
     env.pop("ANTHROPIC_API_KEY", None)
     done = run_cli(env, "demo")
     assert done.returncode == 0, done.stderr
     assert "[completed]" in done.stdout and '"confirmed": true' in done.stdout
+    assert not (tmp_path / "var").exists()  # the demo works in a scratch folder of its own
