@@ -377,7 +377,10 @@ def thread_cpu(process: psutil.Process) -> dict[int, float]:
 
 
 def thread_names(pid: int) -> dict[int, str]:
-    """OS thread id -> Python thread name, from one ``py-spy dump``."""
+    """OS thread id -> Python thread name, from one ``py-spy dump``; none without py-spy (the
+    bench extra: ``make bench`` installs it), and the split then names no thread."""
+    if not PY_SPY.exists():
+        return {}
     done = subprocess.run([str(PY_SPY), "dump", "--json", "-p", str(pid)], capture_output=True, timeout=30,
                           stdin=subprocess.DEVNULL)
     try:
