@@ -77,6 +77,6 @@ def _verdict(calling: Calling, call: Call, answered_by: str) -> None:
 def recording_ready(calling: Calling, call: Call, report: RecordingReport) -> None:
     if not report.completed or not report.url:
         return
-    if not report.url.startswith("https://"):
-        return  # only the carrier's own https media URL is stored, never proxied
+    if not ports_of(calling).media_url(report.url):
+        return  # only the carrier's own media URL is stored (https, or its configured API server), never proxied
     change(calling, call.call_id, lambda c: c.attach_recording(report.url, report.sid, calling.ports.clock()))

@@ -35,6 +35,16 @@ class LivePorts:
     record_calls: bool = True
     token_seconds: int = 300
     amd: bool = True
+    # Where the carrier's media lives besides https: its configured API server
+    # (CALLWRIGHT_TWILIO_API_BASE_URL, a local fake on plain http); None: https only.
+    carrier_base_url: str | None = None
+
+    def media_url(self, url: str) -> bool:
+        """May a recording URL the carrier reported be stored (never fetched, never proxied)?"""
+        if url.startswith("https://"):
+            return True
+        base = (self.carrier_base_url or "").rstrip("/")
+        return bool(base) and url.startswith(base + "/")
 
     def url(self, kind: str, call_id: str, query: str = "") -> str:
         return f"{self.base_url}{CALLBACK_PREFIX}/{kind}/{call_id}" + (f"?{query}" if query else "")

@@ -124,7 +124,7 @@ def _live_ports(settings: Settings, keys: Keys, carrier: TwilioCarrier, edge: Tw
     return LivePorts(
         carrier=carrier, edge=edge, credentials=credential_box, token_key=keys.voice_socket_token,
         base_url=settings.base_url, profiles=settings.engine_profiles, record_calls=settings.record_calls,
-        token_seconds=settings.stream_token_seconds,
+        token_seconds=settings.stream_token_seconds, carrier_base_url=settings.twilio_api_base_url,
     )
 
 

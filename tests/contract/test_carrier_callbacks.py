@@ -201,6 +201,22 @@ def test_recording_url_is_stored_as_the_mp3_url(client, container, fake, acme):
     assert container.calling.find(Call, Call.create_id(call_id)).recording_url == url + ".mp3"
 
 
+@pytest.mark.parametrize(("where", "kept"), [("carrier", True), ("elsewhere", False)])
+def test_a_recording_on_the_carriers_configured_server_is_kept_on_plain_http(client, container, fake, acme, where, kept):
+    """The carrier's API server (CALLWRIGHT_TWILIO_API_BASE_URL: here the fake, on plain http) holds
+    its media: those recordings were lost; any other plain http URL is still refused."""
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    base = fake.base_url if where == "carrier" else "http://127.0.0.2:9"
+    url = f"{base}/2010-04-01/Accounts/{account.sid}/Recordings/RE{'b' * 32}"
+    response = signed(client, container, f"/webhooks/carrier/recording/{call_id}",
+                      form(account, sid, RecordingSid="RE" + "b" * 32, RecordingUrl=url, RecordingStatus="completed",
+                           RecordingDuration="12"), account.auth_token)
+    assert response.status_code == 204
+    stored = container.calling.find(Call, Call.create_id(call_id)).recording_url
+    assert stored == (url + ".mp3" if kept else None)
+
+
 def twiml_token(client, container, account, call_id: str, sid: str) -> str:
     answer = signed(client, container, f"/webhooks/carrier/twiml/{call_id}", form(account, sid), account.auth_token)
     return socket_of(answer.text)[2]
