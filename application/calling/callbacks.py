@@ -10,16 +10,18 @@ from application.calling.app import Calling
 from application.calling.carrier_reports import CallStatusReport, MachineVerdict, RecordingReport, SignedCallback
 from application.calling.dialing import hang_up
 from application.calling.instructions import ConnectVoice, Hangup, Instruction
-from application.calling.live import account_for, change, ports_of
+from application.calling.live import account_of_call, change, ports_of
 from application.errors import PermissionDeniedError
+from application.providers.ports import AccountAccess
 from domain.calls import stream_token
 from domain.calls.call import Call
 
 
-def signed_by_tenant(calling: Calling, tenant_id: str, callback: SignedCallback) -> bool:
-    """Did the tenant's carrier account sign this callback (its token over the exact URL and every
-    form pair), and does the callback name that account?"""
-    account = account_for(calling, tenant_id)
+def signed_by(calling: Calling, account: AccountAccess | None, callback: SignedCallback) -> bool:
+    """Did this carrier account sign the callback (its token over the exact URL and every form
+    pair), and does the callback name that account? The account is the call's or the number's
+    (``live.account_of_call``, ``live.account_of_number``): a tenant's own, or the service's
+    managed sub-account."""
     if account is None or not callback.signature:
         return False
     return ports_of(calling).edge.verify(account.auth_token, account.account_sid, callback.url, callback.form,
@@ -32,12 +34,12 @@ def refused_callback() -> PermissionDeniedError:
 
 
 def verified_call(calling: Calling, call_id: str, callback: SignedCallback) -> Call:
-    """The live call a carrier callback is about, once ``signed_by_tenant`` holds; else 403."""
+    """The live call a carrier callback is about, once ``signed_by`` holds for the call's account; else 403."""
     try:
         call = calling.find(Call, Call.create_id(call_id))
     except ValueError:
         raise refused_callback() from None
-    if call is None or call.mode != "live" or not signed_by_tenant(calling, call.tenant_id, callback):
+    if call is None or call.mode != "live" or not signed_by(calling, account_of_call(calling, call), callback):
         raise refused_callback()
     return call
 

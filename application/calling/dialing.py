@@ -7,7 +7,7 @@ from application import logs
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
-from application.calling.live import account_for, change, ports_of
+from application.calling.live import account_for, account_of_call, change, ports_of
 from application.numbers.lookups import tenant_number
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError, DialRequest
 from domain.calls.call import Call
@@ -57,7 +57,7 @@ def _number_records(calling: Calling, call: Call) -> bool:
 
 
 def hang_up(calling: Calling, call: Call) -> None:
-    account = account_for(calling, call.tenant_id)
+    account = account_of_call(calling, call)
     if account is None or call.carrier_sid is None:
         return
     try:

@@ -12,6 +12,7 @@ from application.calling import callbacks
 from application.calling.app import Calling
 from application.calling.carrier_reports import InboundCallReport, SignedCallback
 from application.calling.instructions import Hangup, Instruction
+from application.calling.live import account_of_number
 from application.errors import ConflictError
 from application.numbers.lookups import number_for_e164
 from domain import ids
@@ -29,7 +30,7 @@ def inbound_call_id(carrier_sid: str) -> str:
 def answer(calling: Calling, report: InboundCallReport, callback: SignedCallback) -> list[Instruction]:
     number = number_for_e164(calling, report.to)
     carrier_sid = report.carrier_sid
-    if number is None or not carrier_sid or not callbacks.signed_by_tenant(calling, number.tenant_id, callback):
+    if number is None or not carrier_sid or not callbacks.signed_by(calling, account_of_number(calling, number), callback):
         raise callbacks.refused_callback()
     call_id = inbound_call_id(carrier_sid)
     call = calling.find(Call, Call.create_id(call_id))

@@ -8,6 +8,7 @@ callbacks, the voice socket and the reactors write the same call concurrently.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,6 +21,7 @@ from application.providers.ports import AccountAccess, Carrier
 from domain.calls.call import Call
 from domain.calls.call_rules import CallStateError
 from domain.calls.engines import DEFAULT_ENGINE, EngineProfile
+from domain.numbers.number import MANAGED, Number
 
 CALLBACK_PREFIX = "/webhooks/carrier"
 
@@ -38,6 +40,9 @@ class LivePorts:
     # Where the carrier's media lives besides https: its configured API server
     # (CALLWRIGHT_TWILIO_API_BASE_URL, a local fake on plain http); None: https only.
     carrier_base_url: str | None = None
+    # The service's own carrier sub-account (managed numbers: their inbound calls and texts); None:
+    # not configured.
+    managed: AccountAccess | None = None
 
     def media_url(self, url: str) -> bool:
         """May a recording URL the carrier reported be stored (never fetched, never proxied)?"""
@@ -61,6 +66,27 @@ def ports_of(calling: Calling) -> LivePorts:
     if calling.live is None:
         raise RuntimeError("live calls are not wired in this process")
     return calling.live
+
+
+def account_of_number(calling: Calling, number: Number) -> AccountAccess | None:
+    """The carrier account a number lives on: the service's sub-account for a managed number, the
+    tenant's own verified account otherwise."""
+    return ports_of(calling).managed if number.source == MANAGED else account_for(calling, number.tenant_id)
+
+
+def account_of_call(calling: Calling, call: Call) -> AccountAccess | None:
+    """The carrier account a live call runs on: that of the number an inbound call came to (its
+    ``metadata.number_id``), the tenant's own for every outbound call (its caller number is one of
+    the tenant's account)."""
+    number_id = (call.metadata or {}).get("number_id") if call.direction == "inbound" else None
+    if number_id:
+        try:
+            number = calling.find(Number, uuid.UUID(str(number_id)))
+        except ValueError:
+            number = None
+        if number is not None and number.tenant_id == call.tenant_id:
+            return account_of_number(calling, number)
+    return account_for(calling, call.tenant_id)
 
 
 def account_for(calling: Calling, tenant_id: str) -> AccountAccess | None:

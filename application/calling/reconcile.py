@@ -40,7 +40,7 @@ def _one(calling: Calling, call_id: str, after: timedelta) -> bool:
         return False
     if now - (call.dial_requested_at or call.started_at) < after:
         return False
-    account = live.account_for(calling, call.tenant_id)
+    account = live.account_of_call(calling, call)
     if account is None:
         return False
     carrier = live.ports_of(calling).carrier

@@ -10,7 +10,7 @@ from application import logs
 from application.calling.app import Calling
 from application.calling.carrier_reports import TransferLegReport
 from application.calling.instructions import Dial, Hangup, Instruction, Say
-from application.calling.live import account_for, change, ports_of
+from application.calling.live import account_of_call, change, ports_of
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
 
@@ -26,7 +26,7 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
                                                                   calling.ports.clock()))
     if call is None or call.carrier_sid is None:
         return False
-    account = account_for(calling, call.tenant_id)
+    account = account_of_call(calling, call)
     if account is None:
         return False
     try:

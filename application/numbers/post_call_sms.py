@@ -27,7 +27,7 @@ from domain.calls.call import Call
 from domain.calls.call_rules import CallStateError
 from domain.numbers import sms_templates
 from domain.numbers.field_rules import E164_SHAPE
-from domain.numbers.number import MANAGED, Number
+from domain.numbers.number import Number
 
 log = logs.get_logger(__name__)
 
@@ -49,10 +49,9 @@ def line_of(calling: Calling, call: Call) -> Number | None:
     return tenant_number(calling, call.tenant_id, call.from_number)
 
 
-def send_post_call_sms(calling: Calling, call_id: str, *, managed: AccountAccess | None = None,
-                       sleep: Callable[[float], None] = time.sleep) -> int:
+def send_post_call_sms(calling: Calling, call_id: str, *, sleep: Callable[[float], None] = time.sleep) -> int:
     """Send the messages the ended call's number owes it; how many this sent. A managed number
-    texts from the service's own sub-account (``managed``), any other from the tenant's."""
+    texts from the service's own sub-account, any other from the tenant's."""
     call = calling.find(Call, Call.create_id(call_id))
     if call is None or not call.is_terminal:
         return 0
@@ -65,9 +64,7 @@ def send_post_call_sms(calling: Calling, call_id: str, *, managed: AccountAccess
     outcome = call.outcome or call.partial_outcome or {}
     messages = sms_templates.messages_for(number.sms_templates, outcome, call_from=call.from_number,
                                           call_to=call.to, number_e164=number.e164)
-    account = None
-    if messages:
-        account = managed if number.source == MANAGED else live.account_for(calling, call.tenant_id)
+    account = live.account_of_number(calling, number) if messages else None
     sent = 0
     for template_id, body in messages:
         if not _claim(calling, call_id, template_id, other, body):

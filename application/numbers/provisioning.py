@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from application.providers.ports import AccountAccess
-
 
 class NumberProvisioner(Protocol):
     def search(self, area_code: str) -> list[str]:
@@ -29,10 +27,9 @@ class NumberProvisioner(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class ManagedNumbering:
-    """The managed sub-account (its provisioner, and its access for the texts its numbers send)
-    and the service's inbound URLs for voice and SMS."""
+    """The managed sub-account's provisioner and the service's inbound URLs for voice and SMS (the
+    account's calls and texts go through ``LivePorts.managed``)."""
 
     provisioner: NumberProvisioner
-    account: AccountAccess
     voice_url: str
     sms_url: str

@@ -38,7 +38,7 @@ from application.commit_path import direct, grouped
 from application.ports import Clock, EmailSender, PasswordHasher
 from domain.calls.pricing import price_table
 from entrypoints.bootstrap.containers import Container
-from entrypoints.bootstrap.managed import managed_numbering
+from entrypoints.bootstrap.managed import managed_account, managed_numbering
 from entrypoints.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -125,6 +125,7 @@ def _live_ports(settings: Settings, keys: Keys, carrier: TwilioCarrier, edge: Tw
         carrier=carrier, edge=edge, credentials=credential_box, token_key=keys.voice_socket_token,
         base_url=settings.base_url, profiles=settings.engine_profiles, record_calls=settings.record_calls,
         token_seconds=settings.stream_token_seconds, carrier_base_url=settings.twilio_api_base_url,
+        managed=managed_account(settings),
     )
 
 

@@ -66,8 +66,7 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
-        PostCallSms.name: (calling, lambda tracking: PostCallSms(
-            calling, tracking, managed=container.managed_numbering.account if container.managed_numbering else None)),
+        PostCallSms.name: (calling, lambda tracking: PostCallSms(calling, tracking)),
         GreetingRenderer.name: (calling, lambda tracking: GreetingRenderer(
             calling, tracking, lambda number: _greeting_speech(container, number), container.greeting_audio)),
     }

@@ -35,5 +35,10 @@ def managed_numbering(settings: Settings) -> ManagedNumbering | None:
                          "CALLWRIGHT_PUBLIC_BASE_URL to the https address the carrier reaches")
     return ManagedNumbering(
         provisioner=TwilioProvisioner(sid, token, base_url=settings.twilio_api_base_url),
-        account=AccountAccess(account_sid=sid, auth_token=token),
         voice_url=settings.base_url + VOICE_PATH, sms_url=settings.base_url + SMS_PATH)
+
+
+def managed_account(settings: Settings) -> AccountAccess | None:
+    """The managed sub-account's access for live calls and texts; None unless both settings are given."""
+    sid, token = settings.managed_account_sid, settings.managed_auth_token
+    return AccountAccess(account_sid=sid, auth_token=token) if sid and token else None

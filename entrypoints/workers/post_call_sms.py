@@ -19,7 +19,6 @@ from eventsourcing.utils import get_topic
 
 from application.calling.app import Calling
 from application.numbers.post_call_sms import send_post_call_sms
-from application.providers.ports import AccountAccess
 from domain.calls.call import Call
 from domain.numbers.number import Number
 
@@ -32,11 +31,9 @@ class PostCallSms:
     name = "post_call_sms"
     handles = (Call.Completed, Call.Failed, *NUMBER_EVENTS)
 
-    def __init__(self, calling: Calling, tracking: Any, managed: AccountAccess | None = None,
-                 max_workers: int = 4) -> None:
+    def __init__(self, calling: Calling, tracking: Any, max_workers: int = 4) -> None:
         self.calling = calling
         self.tracking = tracking
-        self.managed = managed  # the service's own sub-account: managed numbers text from it
         self._texting: set[str] | None = None  # tenants that have turned SMS on for a number
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sms")
 
@@ -70,7 +67,7 @@ class PostCallSms:
 
     def _send(self, call_id: str) -> None:
         try:
-            send_post_call_sms(self.calling, call_id, managed=self.managed)
+            send_post_call_sms(self.calling, call_id)
         except Exception as exc:  # reported; the call itself is settled and stays so
             log.error("sms.send_failed", call_id=call_id, error=type(exc).__name__, exc_info=exc)
 

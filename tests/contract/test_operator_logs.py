@@ -5,6 +5,7 @@ call's life is logged step by step with its ids, duration and error code."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,12 @@ def test_a_calls_life_is_logged_step_by_step_with_its_ids(client, account, servi
         return [line for line in map(json.loads, service_log.getvalue().splitlines())
                 if line["event"].startswith("call.") and line.get("call_id") == call_id]
 
+    # A step is logged once its commit has returned: a reader may see the call end a moment before
+    # the runner's thread writes the line.
+    deadline = time.monotonic() + 5
+    while (not {"call.completed", "call.failed"} <= {line["event"] for line in steps(done) + steps(failed)}
+           and time.monotonic() < deadline):
+        time.sleep(0.01)
     completed, machine = steps(done), steps(failed)
     assert [line["event"] for line in completed][0] == "call.queued"
     assert [line["event"] for line in completed][-1] == "call.completed"

@@ -19,6 +19,7 @@ from tests.fakes.twilio import FakeAccount, FakeTwilio, Say, Scenario
 
 pytestmark = pytest.mark.e2e
 CALLER = "+14155550100"
+MANAGED_SID, MANAGED_TOKEN = "AC" + "6b" * 16, "managed-" + "8" * 24
 DESK_A, DESK_B = "+14155550111", "+14155550122"
 SCHEMA = {"confirmed": {"type": "boolean"}, "slot": {"type": "enum", "values": ["morning", "afternoon"]}}
 ANSWERS = [Say("Yes, it is confirmed."), Say("The afternoon, please.")]
@@ -61,11 +62,13 @@ def live() -> Iterator[Live]:
     port = free_port()
     env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"),
                    public_base_url=f"http://127.0.0.1:{port}", twilio_api_base_url=fake.base_url,
-                   rate_limit_tiers='{"standard": 1000000}', voice_profiles='{"alpha_31": {"transport": "stream"}}')
+                   rate_limit_tiers='{"standard": 1000000}', voice_profiles='{"alpha_31": {"transport": "stream"}}',
+                   managed_account_sid=MANAGED_SID, managed_auth_token=MANAGED_TOKEN)
     env.pop("ANTHROPIC_API_KEY", None)
     server = start(env, port, workdir, 0)
     try:
         account = fake.add_account(numbers=[(CALLER, "Front desk")])
+        fake.add_account(sid=MANAGED_SID, auth_token=MANAGED_TOKEN, friendly_name="callwright managed")
         headers = bearer(approved_key(server, "live@example.com"))
         use_carrier(server, headers, account, CALLER)
         yield Live(server, fake, account, headers)
@@ -206,3 +209,34 @@ def test_an_inbound_call_ends_with_the_numbers_post_call_sms_when_its_condition_
         (caller, "Thanks Grace Hopper, we noted: A broken boiler.", "sent")]
     texts = [m for m in live.fake.messages.values() if m["to"] == caller]
     assert [(m["from"], m["body"]) for m in texts] == [(CALLER, "Thanks Grace Hopper, we noted: A broken boiler.")]
+
+
+def test_an_inbound_call_to_a_managed_number_runs_on_the_services_own_account(live: Live) -> None:
+    """A number bought on the managed sub-account: the carrier signs its callbacks with that
+    account's token, and the call runs, settles and texts like any other (issue 14 items 3, 6)."""
+    bought = live.http.post("/v1/numbers", headers=live.headers, json={"area_code": "628", "use_case": "receptionist"})
+    assert bought.status_code == 201, bought.text
+    number = bought.json()
+    patched = live.http.patch(f"/v1/numbers/{number['id']}", headers=live.headers, json={
+        "outcome_schema": {"caller_name": {"type": "string"}, "reason": {"type": "string"}},
+        "sms_enabled": True, "sms_templates": [{"name": "Thanks", "body": "Thanks {{ outcome.caller_name }}."}]})
+    assert patched.status_code == 200, patched.text
+    caller = "+442071838766"
+    sid = live.fake.place_inbound(MANAGED_SID, to=number["e164"], from_=caller,
+                                  voice_url=f"{live.server.base_url}/webhooks/carrier/inbound",
+                                  scenario=Scenario(turns=[Say("Alan Turing"), Say("A question")]))
+    live.fake.wait_finished(sid, timeout=20)
+    deadline = time.monotonic() + 20
+    while True:
+        page = live.http.get("/v1/calls", params={"direction": "inbound"}, headers=live.headers).json()
+        mine = [c for c in page["data"] if c["from"] == caller]
+        record = live.http.get(f"/v1/calls/{mine[0]['call_id']}", headers=live.headers).json() if mine else {}
+        if record.get("sms") and all(s["status"] != "sending" for s in record["sms"]):
+            break
+        assert time.monotonic() < deadline, (record, live.server.output()[-3000:])
+        time.sleep(0.1)
+    assert (record["status"], record["outcome"]) == ("completed", {"caller_name": "Alan Turing", "reason": "A question"})
+    texts = [m for m in live.fake.messages.values() if m["to"] == caller]
+    assert [(m["account_sid"], m["from"], m["body"]) for m in texts] == [
+        (MANAGED_SID, number["e164"], "Thanks Alan Turing.")]
+
