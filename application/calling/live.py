@@ -8,13 +8,13 @@ callbacks, the voice socket and the reactors write the same call concurrently.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
 from application.calling.app import Calling
 from application.calling.carrier_reports import CarrierEdge
+from application.numbers.lookups import number_called
 from application.ports import SecretBox
 from application.providers.credentials import credential_of
 from application.providers.ports import AccountAccess, Carrier
@@ -78,15 +78,8 @@ def account_of_call(calling: Calling, call: Call) -> AccountAccess | None:
     """The carrier account a live call runs on: that of the number an inbound call came to (its
     ``metadata.number_id``), the tenant's own for every outbound call (its caller number is one of
     the tenant's account)."""
-    number_id = (call.metadata or {}).get("number_id") if call.direction == "inbound" else None
-    if number_id:
-        try:
-            number = calling.find(Number, uuid.UUID(str(number_id)))
-        except ValueError:
-            number = None
-        if number is not None and number.tenant_id == call.tenant_id:
-            return account_of_number(calling, number)
-    return account_for(calling, call.tenant_id)
+    number = number_called(calling, call)
+    return account_of_number(calling, number) if number is not None else account_for(calling, call.tenant_id)
 
 
 def account_for(calling: Calling, tenant_id: str) -> AccountAccess | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 from application.calling.app import Calling
+from domain.calls.call import Call
 from domain.numbers.number import Number, NumberClaim
 
 
@@ -28,3 +29,15 @@ def _holder(calling: Calling, e164: str, *, tenant_id: str | None) -> Number | N
     if number is None or not number.active or number.e164 != e164:
         return None
     return number if tenant_id is None or number.tenant_id == tenant_id else None
+
+
+def number_called(calling: Calling, call: Call) -> Number | None:
+    """The tenant's number an inbound call came to (its ``metadata.number_id``), disconnected or
+    not; None for an outbound call or a number not the call's tenant's."""
+    number_id = (call.metadata or {}).get("number_id") if call.direction == "inbound" else None
+    try:
+        number = calling.find(Number, uuid.UUID(str(number_id))) if number_id else None
+    except ValueError:
+        return None
+    return number if number is not None and number.tenant_id == call.tenant_id else None
+

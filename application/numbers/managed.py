@@ -27,7 +27,7 @@ from application.principal import Principal
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain.errors import NumberTakenError
 from domain.numbers import use_cases
-from domain.numbers.number import BYO, MANAGED, Number, NumberClaim, TenantNumberIndex
+from domain.numbers.number import BYO, MANAGED, Number
 
 log = logs.get_logger(__name__)
 
@@ -74,15 +74,7 @@ def provision(calling: Calling, numbering: ManagedNumbering | None, principal: P
         now = calling.ports.clock()
         number = Number.register(tenant_id=principal.tenant_id, e164=e164, fields={}, by=principal.actor, at=now,
                                  source=MANAGED, provider_sid=sid)
-        claim = calling.find(NumberClaim, NumberClaim.create_id(e164))
-        if claim is None:
-            claim = NumberClaim(tenant_id=principal.tenant_id, e164=e164, number_id=number.number_id, at=now)
-        else:
-            claim.claim(tenant_id=principal.tenant_id, number_id=number.number_id, at=now)
-        index = (calling.find(TenantNumberIndex, TenantNumberIndex.create_id(principal.tenant_id))
-                 or TenantNumberIndex(tenant_id=principal.tenant_id))
-        index.add(number.number_id)
-        return [number, claim, index], 201, render(number)
+        return list(registry.holding(calling, number, now)), 201, render(number)
 
     try:
         answer = _save_once(calling, principal, key, fingerprint, produce)

@@ -14,17 +14,14 @@ failed; it never changes the call.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 
 from application import logs
 from application.calling import live
 from application.calling.app import Calling
-from application.errors import ConflictError
-from application.numbers.lookups import tenant_number
+from application.numbers.lookups import number_called, tenant_number
 from application.providers.ports import AccountAccess, CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
-from domain.calls.call_rules import CallStateError
 from domain.numbers import sms_templates
 from domain.numbers.field_rules import E164_SHAPE
 from domain.numbers.number import Number
@@ -38,12 +35,8 @@ RETRY_PAUSES = (1.0, 4.0)
 def line_of(calling: Calling, call: Call) -> Number | None:
     """The number whose settings apply to the call, if it is one of the tenant's active numbers."""
     if call.direction == "inbound":
-        number_id = (call.metadata or {}).get("number_id")
-        try:
-            number = calling.find(Number, uuid.UUID(str(number_id))) if number_id else None
-        except ValueError:
-            return None
-        return number if number is not None and number.active and number.tenant_id == call.tenant_id else None
+        number = number_called(calling, call)
+        return number if number is not None and number.active else None
     if call.mode != "live":
         return None  # a simulated call texts nobody
     return tenant_number(calling, call.tenant_id, call.from_number)
@@ -86,8 +79,9 @@ def _claim(calling: Calling, call_id: str, template_id: str, to: str, body: str)
 def _send(calling: Calling, call_id: str, template_id: str, account: AccountAccess | None, from_number: str,
           to: str, body: str, sleep: Callable[[float], None]) -> int:
     fields = {"call_id": call_id, "template_id": template_id}
+    clock = calling.ports.clock
     if account is None:
-        _record(calling, call_id, lambda c: c.sms_failed(template_id, "no carrier account to send from", _now(calling)))
+        live.change(calling, call_id, lambda c: c.sms_failed(template_id, "no carrier account to send from", clock()))
         log.warning("sms.failed", **fields, error="no carrier account to send from")
         return 0
     carrier = live.ports_of(calling).carrier
@@ -102,21 +96,10 @@ def _send(calling: Calling, call_id: str, template_id: str, account: AccountAcce
                 sleep(pause)
                 continue
         else:
-            _record(calling, call_id, lambda c: c.sms_sent(template_id, sid, _now(calling)))
+            live.change(calling, call_id, lambda c: c.sms_sent(template_id, sid, clock()))
             log.info("sms.sent", **fields)
             return 1
-        _record(calling, call_id, lambda c: c.sms_failed(template_id, error, _now(calling)))
+        live.change(calling, call_id, lambda c: c.sms_failed(template_id, error, clock()))
         log.warning("sms.failed", **fields, error=error)
         return 0
     return 0
-
-
-def _record(calling: Calling, call_id: str, change: Callable[[Call], object]) -> None:
-    try:
-        calling.update(Call, Call.create_id(call_id), change)
-    except (ConflictError, CallStateError):
-        pass  # recorded already
-
-
-def _now(calling: Calling):  # type: ignore[no-untyped-def]
-    return calling.ports.clock()

@@ -11,6 +11,7 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
@@ -19,6 +20,7 @@ from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.errors import NumberConfigurationError, NumberDisconnectedError, NumberTakenError
 from domain.numbers import configuration
+from domain.numbers.field_rules import E164_SHAPE
 from domain.numbers.number import BYO, Number, NumberClaim, TenantNumberIndex
 
 DEFAULT_LIMIT = 50
@@ -46,7 +48,7 @@ def register_byo(calling: Calling, principal: Principal, request: ByoNumberReque
                                     code="number_not_allowed")
     e164 = request.e164
     problems: list[tuple[list[str | int], str, str, Any]] = []
-    if not configuration.E164_SHAPE.fullmatch(e164):
+    if not E164_SHAPE.fullmatch(e164):
         problems.append((["body", "e164"], "must be an E.164 number: '+' then 2 to 15 digits, the first not 0",
                          "invalid_e164", e164))
     try:
@@ -67,14 +69,7 @@ def register_byo(calling: Calling, principal: Principal, request: ByoNumberReque
     def attempt() -> Number:
         now = calling.ports.clock()
         number = Number.register(tenant_id=principal.tenant_id, e164=e164, fields=settings, by=principal.actor, at=now)
-        claim = calling.find(NumberClaim, NumberClaim.create_id(e164))
-        if claim is None:
-            claim = NumberClaim(tenant_id=principal.tenant_id, e164=e164, number_id=number.number_id, at=now)
-        else:
-            claim.claim(tenant_id=principal.tenant_id, number_id=number.number_id, at=now)
-        index = _index(calling, principal.tenant_id) or TenantNumberIndex(tenant_id=principal.tenant_id)
-        index.add(number.number_id)
-        calling.commit(number, claim, index)
+        calling.commit(*holding(calling, number, now))
         return number
 
     try:
@@ -153,6 +148,19 @@ def list_numbers(calling: Calling, principal: Principal, limit: int = DEFAULT_LI
             found.append(number)
             last = position
     return NumberPage(numbers=found, next_cursor=None)
+
+
+def holding(calling: Calling, number: Number, now: datetime) -> tuple[Number, NumberClaim, TenantNumberIndex]:
+    """A new number with its E.164's claim (``NumberTakenError`` while another active number holds
+    it) and its place in the tenant's list: the aggregates to save together."""
+    claim = calling.find(NumberClaim, NumberClaim.create_id(number.e164))
+    if claim is None:
+        claim = NumberClaim(tenant_id=number.tenant_id, e164=number.e164, number_id=number.number_id, at=now)
+    else:
+        claim.claim(tenant_id=number.tenant_id, number_id=number.number_id, at=now)
+    index = _index(calling, number.tenant_id) or TenantNumberIndex(tenant_id=number.tenant_id)
+    index.add(number.number_id)
+    return number, claim, index
 
 
 def owned(calling: Calling, principal: Principal, number_id: str) -> Number:

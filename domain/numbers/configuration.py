@@ -15,15 +15,7 @@ from domain.calls.outcome_schema import compile_schema
 from domain.errors import DialingRuleError, InputProblem, NumberConfigurationError
 from domain.numbers import field_rules as rules
 from domain.numbers import hours, routes, sms_templates
-from domain.numbers.field_rules import (  # noqa: F401 - the names the rest of the service reads here
-    E164_SHAPE,
-    MAX_GREETING,
-    MAX_LABEL,
-    MAX_PERSONA,
-    MAX_SHORT_TEXT,
-    MAX_TRANSFER_ATTEMPTS,
-    MAX_TRANSFER_DESTINATIONS,
-)
+from domain.numbers.field_rules import MAX_GREETING, MAX_PERSONA, MAX_SHORT_TEXT
 
 # The settable fields, in the order the API shows them. A field added later gets a default in
 # ``DEFAULTS`` so numbers registered before it read it from there (events are a stored contract).

@@ -19,6 +19,7 @@ from domain.calls import dialing_rules
 from domain.calls.engines import ENGINES
 from domain.calls.outcome_schema import compile_schema
 from domain.errors import DialingRuleError, InputProblem, OutcomeSchemaError
+from domain.text import unsafe_text
 
 MAX_TRANSFER_DESTINATIONS = 5  # SPEC.md Limits
 MAX_TRANSFER_ATTEMPTS = 5
@@ -49,16 +50,6 @@ def text(limit: int, *, blank_ok: bool) -> Any:
         return None
 
     return checked
-
-
-def unsafe_text(value: str) -> str | None:
-    """Why ``value`` cannot be stored as text (a NUL no view can hold, a lone surrogate that is no
-    character), or None."""
-    if "\x00" in value:
-        return "must not contain NUL characters"
-    if any("\ud800" <= char <= "\udfff" for char in value):
-        return "must not contain lone surrogate code points"
-    return None
 
 
 def outcome_schema(value: Any, _: str, problems: list[InputProblem]) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from domain.calls.outcome_schema import FieldSpec, OutcomeSchema
 from domain.calls.outcome_types import ARRAY, BOOLEAN, DATE, DATETIME, ENUM, INTEGER, NUMBER, Fault, field_type
 from domain.calls.outcome_types import FIELD_NAME_RULE, is_field_name
 from domain.errors import InputProblem
-from domain.numbers.field_rules import unsafe_text
+from domain.text import unsafe_text
 
 MAX_TEMPLATES = 10
 MAX_NAME = 80

@@ -19,12 +19,20 @@ VOICE_PATH = f"{CALLBACK_PREFIX}/inbound"
 SMS_PATH = f"{CALLBACK_PREFIX}/sms"
 
 
+def managed_account(settings: Settings) -> AccountAccess | None:
+    """The managed sub-account's access (its numbers' live calls, texts and purchases); None unless
+    both settings are given."""
+    sid, token = settings.managed_account_sid, settings.managed_auth_token
+    return AccountAccess(account_sid=sid, auth_token=token) if sid and token else None
+
+
 def managed_numbering(settings: Settings) -> ManagedNumbering | None:
     """None (POST /v1/numbers answers 503) unless both settings are given; one alone is warned about."""
-    sid, token = settings.managed_account_sid, settings.managed_auth_token
-    if not sid or not token:
-        if sid or token:
-            missing = "CALLWRIGHT_MANAGED_AUTH_TOKEN" if sid else "CALLWRIGHT_MANAGED_ACCOUNT_SID"
+    account = managed_account(settings)
+    if account is None:
+        if settings.managed_account_sid or settings.managed_auth_token:
+            missing = ("CALLWRIGHT_MANAGED_AUTH_TOKEN" if settings.managed_account_sid
+                       else "CALLWRIGHT_MANAGED_ACCOUNT_SID")
             log.warning("managed_numbers.misconfigured", missing=missing,
                         hint="managed numbers need both CALLWRIGHT_MANAGED_ACCOUNT_SID and "
                              "CALLWRIGHT_MANAGED_AUTH_TOKEN; they stay disabled")
@@ -34,11 +42,5 @@ def managed_numbering(settings: Settings) -> ManagedNumbering | None:
                     hint="numbers bought now send their calls and texts to this address; set "
                          "CALLWRIGHT_PUBLIC_BASE_URL to the https address the carrier reaches")
     return ManagedNumbering(
-        provisioner=TwilioProvisioner(sid, token, base_url=settings.twilio_api_base_url),
+        provisioner=TwilioProvisioner(account.account_sid, account.auth_token, base_url=settings.twilio_api_base_url),
         voice_url=settings.base_url + VOICE_PATH, sms_url=settings.base_url + SMS_PATH)
-
-
-def managed_account(settings: Settings) -> AccountAccess | None:
-    """The managed sub-account's access for live calls and texts; None unless both settings are given."""
-    sid, token = settings.managed_account_sid, settings.managed_auth_token
-    return AccountAccess(account_sid=sid, auth_token=token) if sid and token else None

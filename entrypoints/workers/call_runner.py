@@ -48,8 +48,10 @@ class CallRunner:
                 self._submit(event.tenant_id, event.call_id)
         self.tracking.insert_tracking(tracking)
 
-    def _submit(self, tenant_id: str, call_id: str) -> bool:
-        return self._simulations.submit(tenant_id, lambda: runner.claim(self.calling, call_id), self._run, key=call_id)
+    def _submit(self, tenant_id: str, call_id: str, take: Callable[[Calling, str], Call | None] | None = None) -> bool:
+        """Queue the call for a worker, which first ``take``s it (default: claim a queued call)."""
+        take = take or runner.claim
+        return self._simulations.submit(tenant_id, lambda: take(self.calling, call_id), self._run, key=call_id)
 
     def resume(self, waiting: list[tuple[str, str]]) -> int:
         """Take up queued simulated calls, as (call_id, tenant_id), that are not waiting here
@@ -61,9 +63,7 @@ class CallRunner:
         """Offer simulated calls in progress, as (call_id, tenant_id), for a take-over: a worker
         restarts each one whose runner's lease has run out (its process died) and leaves the
         others alone. How many were offered."""
-        return sum(self._simulations.submit(tenant_id, lambda call_id=call_id: runner.take_over(self.calling, call_id),
-                                            self._run, key=call_id)
-                   for call_id, tenant_id in running)
+        return sum(self._submit(tenant_id, call_id, runner.take_over) for call_id, tenant_id in running)
 
     def _run(self, call: Call) -> None:
         try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol
 from datetime import timedelta
+from typing import Protocol
 
 import structlog
 
@@ -18,8 +18,8 @@ from application.calling.app import Calling
 from application.calling.lifecycle import fail_overdue
 from application.calling.reconcile import reconcile
 from domain.calls.simulated_run import LEASE
-from projections.calls_list.overdue import (overdue_call_ids, queued_simulated_calls, running_live_call_ids,
-                                            running_simulated_calls)
+from domain.calls.call_rules import IN_PROGRESS, QUEUED
+from projections.calls_list.overdue import overdue_call_ids, running_live_call_ids, simulated_calls
 
 log = structlog.get_logger(__name__)
 
@@ -87,10 +87,10 @@ def simulation_resumer(calling: Calling, conninfo: str, runner: SimulationRunner
         if not following():
             return
         now = calling.ports.clock()
-        taken = runner.resume(queued_simulated_calls(conninfo, now - QUEUED_GRACE))
+        taken = runner.resume(simulated_calls(conninfo, QUEUED, now - QUEUED_GRACE))
         if taken:
             log.info("simulation.resumed", calls=taken)
-        offered = runner.take_over(running_simulated_calls(conninfo, now - LEASE))
+        offered = runner.take_over(simulated_calls(conninfo, IN_PROGRESS, now - LEASE))
         if offered:
             log.debug("simulation.take_over_offered", calls=offered)
 

@@ -33,27 +33,15 @@ def running_live_call_ids(conninfo: str, created_before: datetime, limit: int = 
         return [row[0] for row in conn.execute(_LIVE_RUNNING, (created_before, limit)).fetchall()]
 
 
-_QUEUED_SIMULATED = (
-    "SELECT call_id, tenant_id FROM calls_list_v1 WHERE status = 'queued' AND mode = 'simulated' "
+_SIMULATED = (
+    "SELECT call_id, tenant_id FROM calls_list_v1 WHERE status = %s AND mode = 'simulated' "
     "AND direction = 'outbound' AND created_at < %s ORDER BY created_at LIMIT %s"
 )
 
 
-def queued_simulated_calls(conninfo: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
-    """Simulated calls still queued since before the cutoff, as (call_id, tenant_id): the call
-    runner takes them up again after a restart (they are claimed only when a worker is free)."""
+def simulated_calls(conninfo: str, status: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
+    """Outbound simulated calls in ``status`` since before the cutoff, as (call_id, tenant_id): the
+    call runner takes queued ones up again after a restart (they are claimed only when a worker is
+    free), and offers running ones for a take-over (the aggregate grants it when their lease ran out)."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        return [(row[0], row[1]) for row in conn.execute(_QUEUED_SIMULATED, (created_before, limit)).fetchall()]
-
-
-_RUNNING_SIMULATED = (
-    "SELECT call_id, tenant_id FROM calls_list_v1 WHERE status = 'in_progress' AND mode = 'simulated' "
-    "AND direction = 'outbound' AND created_at < %s ORDER BY created_at LIMIT %s"
-)
-
-
-def running_simulated_calls(conninfo: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
-    """Simulated calls in progress, created before the cutoff, as (call_id, tenant_id): candidates
-    for a take-over, which the Call aggregate grants only when its runner's lease ran out."""
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        return [(row[0], row[1]) for row in conn.execute(_RUNNING_SIMULATED, (created_before, limit)).fetchall()]
+        return [(row[0], row[1]) for row in conn.execute(_SIMULATED, (status, created_before, limit)).fetchall()]

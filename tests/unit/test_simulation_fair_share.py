@@ -142,8 +142,7 @@ def test_the_resumer_asks_the_calls_list_only_while_this_process_runs_the_reacto
     from entrypoints.workers import periodic
 
     asked: list[object] = []
-    monkeypatch.setattr(periodic, "queued_simulated_calls", lambda conninfo, before: asked.append(before) or [])
-    monkeypatch.setattr(periodic, "running_simulated_calls", lambda conninfo, before: asked.append(before) or [])
+    monkeypatch.setattr(periodic, "simulated_calls", lambda conninfo, status, before: asked.append(before) or [])
     calling = SimpleNamespace(ports=SimpleNamespace(clock=lambda: queued_call().created_at))
     following = [False]
     runner = SimpleNamespace(resume=lambda waiting: 0, take_over=lambda running: 0)

@@ -14,18 +14,19 @@ from litestar.status_codes import HTTP_200_OK
 from application.calling import batch as batch_use_case
 from application.calling.create import CallRequest
 from application.calling.creating import create_call
-from application.calling.idempotency import Answer, run_once
+from application.calling.idempotency import run_once
 from application.calling.lifecycle import cancel_call, owned_call
 from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
-from domain.calls.idempotency import body_fingerprint, is_valid_key
+from domain.calls.idempotency import body_fingerprint
 from domain.instants import RANGE_CTX, RANGE_RULE, in_range
 from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.idempotency import IdempotencyKey, answer_response, checked_key
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
@@ -35,17 +36,6 @@ from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export
 SORT_NAMES = tuple(SORTS)
 MAX_OFFSET = 10_000_000
 CURSOR = "calls"
-
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
-
-
-def _key(value: str | None) -> str | None:
-    if value is not None and not is_valid_key(value):
-        raise FieldError(["header", "Idempotency-Key"],
-                         "Idempotency-Key must be 1 to 255 characters from A-Z a-z 0-9 _ . : -",
-                         code="invalid_idempotency_key", value=value[:300])
-    return value
-
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is None:
@@ -65,11 +55,6 @@ def _cursor_offset(cursor: str, offset: int) -> int:
     if not 0 <= value <= MAX_OFFSET:
         raise cursors.refused(cursor)
     return value
-
-
-def _answer(answer: Answer) -> Response[dict[str, Any]]:
-    headers = {"Idempotent-Replayed": "true"} if answer.replayed else None
-    return Response(answer.body, status_code=answer.status_code, headers=headers)
 
 
 def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallRequest:
@@ -99,10 +84,10 @@ class CallsController(Controller):
           summary="Create a call; it is queued and runs asynchronously")
     async def create(self, data: CallCreateRequest, container: Container, principal: Principal,
                      idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
-        answer = await create_call(container.calling, principal, _request(data), key=_key(idempotency_key),
+        answer = await create_call(container.calling, principal, _request(data), key=checked_key(idempotency_key),
                                    fingerprint=body_fingerprint(data.model_dump(mode="json")),
                                    reads=container.fresh_reads, offload=run_blocking)
-        return _answer(answer)
+        return answer_response(answer)
 
     @post("/batch", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=207,
           summary="Create up to 200 calls; each item is accepted or rejected with a reason")
@@ -120,7 +105,7 @@ class CallsController(Controller):
             result = batch_use_case.prepare_batch(calling, principal, shared, items, calling.ports.clock())
             return list(result.calls), 207, result.body
 
-        return _answer(run_once(calling, principal, endpoint="POST /v1/calls/batch", key=_key(idempotency_key),
+        return answer_response(run_once(calling, principal, endpoint="POST /v1/calls/batch", key=checked_key(idempotency_key),
                                 fingerprint=body_fingerprint(data.model_dump(mode="json")), produce=produce))
 
     @get("", guards=[requires_scope(CALLS_READ)], summary="List calls, newest first by default (max 200 a page)")

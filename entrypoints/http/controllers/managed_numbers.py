@@ -7,23 +7,21 @@ Their routes sit on ``NumbersController`` (one controller per path); reads and s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import Response
 from litestar.openapi import ResponseSpec
-from litestar.params import Parameter
 
-from application.errors import FieldError
 from application.numbers import managed
 from application.principal import Principal
-from domain.calls.idempotency import body_fingerprint, is_valid_key
+from domain.calls.idempotency import body_fingerprint
 from domain.numbers.number import Number
 from entrypoints.bootstrap import Container
+from entrypoints.http.idempotency import answer_response, checked_key
 from entrypoints.http.schemas.managed_numbers import ManagedNumberCreate
 from entrypoints.http.schemas.webhooks import ErrorBody
 
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False)]
 _FORBIDDEN = ResponseSpec(ErrorBody, description="The key lacks numbers:write (insufficient_scope), or is "
                                                  "restricted by number_ids (number_not_allowed)")
 _UNAVAILABLE = ResponseSpec(ErrorBody, description="Managed numbers are not enabled on this server, or its managed "
@@ -40,13 +38,6 @@ DELETE_ERRORS = {403: _FORBIDDEN, 404: ResponseSpec(ErrorBody, description="No s
                  502: _CARRIER, 503: _UNAVAILABLE}
 
 
-def _key(value: str | None) -> str | None:
-    if value is not None and not is_valid_key(value):
-        raise FieldError(["header", "Idempotency-Key"], "Idempotency-Key must be 1 to 255 characters from "
-                         "A-Z a-z 0-9 _ . : -", code="invalid_idempotency_key", value=value[:300])
-    return value
-
-
 CREATE_SUMMARY = "Buy a managed number in an area code for a supported use case"
 CREATE_DESCRIPTION = (
     "Searches the managed carrier account for a number in area_code, buys the first, points its calls and texts "
@@ -61,10 +52,9 @@ def provision(container: Container, principal: Principal, data: ManagedNumberCre
     answer = managed.provision(
         container.calling, container.managed_numbering, principal,
         managed.ManagedNumberRequest(area_code=data.area_code, use_case=data.use_case),
-        render=lambda number: msgspec.to_builtins(view(number)), key=_key(idempotency_key),
+        render=lambda number: msgspec.to_builtins(view(number)), key=checked_key(idempotency_key),
         fingerprint=body_fingerprint(data.model_dump(mode="json")))
-    headers = {"Idempotent-Replayed": "true"} if answer.replayed else None
-    return Response(answer.body, status_code=answer.status_code, headers=headers)
+    return answer_response(answer)
 
 
 def release(container: Container, principal: Principal, number_id: str) -> None:

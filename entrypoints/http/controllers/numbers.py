@@ -23,6 +23,7 @@ from domain.timestamps import iso
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.controllers import managed_numbers as managed
+from entrypoints.http.idempotency import IdempotencyKey
 from entrypoints.http.dependencies import provide_principal
 from entrypoints.http.schemas.webhooks import ErrorBody
 from entrypoints.http.schemas.managed_numbers import ManagedNumberCreate
@@ -93,7 +94,7 @@ class NumbersController(Controller):
     @post("", sync_to_thread=True, status_code=HTTP_201_CREATED, responses=managed.CREATE_ERRORS,
           summary=managed.CREATE_SUMMARY, description=managed.CREATE_DESCRIPTION)
     def provision(self, data: ManagedNumberCreate, container: Container, principal: Principal,
-                  idempotency_key: managed.IdempotencyKey = None) -> Response[NumberView]:
+                  idempotency_key: IdempotencyKey = None) -> Response[NumberView]:
         return managed.provision(container, principal, data, idempotency_key, number_view)
 
     @delete("/{number_id:str}", sync_to_thread=True, status_code=HTTP_204_NO_CONTENT,

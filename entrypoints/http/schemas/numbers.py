@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StringConstraints
 
 from domain.calls.engines import ENGINES
 from domain.calls.outcome_schema import definition_json_schema
@@ -27,15 +27,15 @@ from entrypoints.http.schemas.number_shapes import (
     RouteView,
     SmsTemplateView,
 )
-from pydantic import StringConstraints
 
 
 def _doc(name: str, schema: dict[str, Any]) -> Any:
     """A field taken as any JSON (the domain checks it), documented by ``schema``; nullable ones
     say so."""
     if name in NULLABLE and "null" not in str(schema.get("type")):
-        schema = {**schema, "type": [schema["type"], "null"]} if "type" in schema else {"anyOf": [schema, {"type": "null"}]}
-    return Annotated[Any, Field(default=None, json_schema_extra=schema)]
+        schema = ({**schema, "type": [schema["type"], "null"]} if "type" in schema
+                  else {"anyOf": [schema, {"type": "null"}]})
+    return Field(default=None, json_schema_extra=schema)
 
 
 def _text(max_length: int, description: str, min_length: int = 0) -> dict[str, Any]:
@@ -53,44 +53,44 @@ class NumberSettings(Strict):
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"additionalProperties": False})
 
-    objective: _doc("objective", _text(field_rules.MAX_OBJECTIVE, "What the agent pursues on each call", 1))
-    greeting: _doc("greeting", _text(field_rules.MAX_GREETING, "Said first on every call"))
-    greeting_voice_id: _doc("greeting_voice_id", _text(field_rules.MAX_SHORT_TEXT, "The voice of the greeting", 1))
-    persona: _doc("persona", _text(field_rules.MAX_PERSONA, "How the agent comes across"))
-    outcome_schema: _doc("outcome_schema", definition_json_schema())
-    recording_enabled: _doc("recording_enabled", {"type": "boolean"})
-    voice_engine: _doc("voice_engine", {"type": "string", "enum": list(ENGINES),
+    objective: Any = _doc("objective", _text(field_rules.MAX_OBJECTIVE, "What the agent pursues on each call", 1))
+    greeting: Any = _doc("greeting", _text(field_rules.MAX_GREETING, "Said first on every call"))
+    greeting_voice_id: Any = _doc("greeting_voice_id", _text(field_rules.MAX_SHORT_TEXT, "The voice of the greeting", 1))
+    persona: Any = _doc("persona", _text(field_rules.MAX_PERSONA, "How the agent comes across"))
+    outcome_schema: Any = _doc("outcome_schema", definition_json_schema())
+    recording_enabled: Any = _doc("recording_enabled", {"type": "boolean"})
+    voice_engine: Any = _doc("voice_engine", {"type": "string", "enum": list(ENGINES),
                                         "description": "null: the account's default engine"})
-    flow_id: _doc("flow_id", _text(field_rules.MAX_SHORT_TEXT, "A published flow of the account (flw_…); inbound "
+    flow_id: Any = _doc("flow_id", _text(field_rules.MAX_SHORT_TEXT, "A published flow of the account (flw_…); inbound "
                                                                  "calls then run it", 1))
-    transfer_destinations: _doc("transfer_destinations", {
+    transfer_destinations: Any = _doc("transfer_destinations", {
         "type": "array", "items": _DESTINATION, "maxItems": field_rules.MAX_TRANSFER_DESTINATIONS,
         "description": "Ordered; tried one after another"})
-    transfer_max_attempts: _doc("transfer_max_attempts", {"type": "integer", "minimum": 1,
+    transfer_max_attempts: Any = _doc("transfer_max_attempts", {"type": "integer", "minimum": 1,
                                                           "maximum": field_rules.MAX_TRANSFER_ATTEMPTS})
-    language: _doc("language", {"type": "string", "pattern": field_rules.LANGUAGE_TAG.pattern,
+    language: Any = _doc("language", {"type": "string", "pattern": field_rules.LANGUAGE_TAG.pattern,
                                 "description": "BCP-47, e.g. en-US"})
-    timezone: _doc("timezone", {"type": "string", "description": "IANA name, e.g. America/New_York; hours_json is "
+    timezone: Any = _doc("timezone", {"type": "string", "description": "IANA name, e.g. America/New_York; hours_json is "
                                                                  "read in it"})
-    hours_json: _doc("hours_json", HOURS_SCHEMA)
-    overflow_action: _doc("overflow_action", {
+    hours_json: Any = _doc("hours_json", HOURS_SCHEMA)
+    overflow_action: Any = _doc("overflow_action", {
         "type": "string", "enum": list(OVERFLOW_ACTIONS),
         "description": "What a call outside hours_json gets: voicemail, transfer (to the first destination), "
                        "message (says overflow_message, then hangs up) or hangup"})
-    overflow_message: _doc("overflow_message", _text(field_rules.MAX_GREETING, "Said to a call outside hours when "
+    overflow_message: Any = _doc("overflow_message", _text(field_rules.MAX_GREETING, "Said to a call outside hours when "
                                                                                "overflow_action is message", 1))
-    routes: _doc("routes", ROUTES_SCHEMA)
-    voicemail_mode: _doc("voicemail_mode", {
+    routes: Any = _doc("routes", ROUTES_SCHEMA)
+    voicemail_mode: Any = _doc("voicemail_mode", {
         "type": "string", "enum": list(VOICEMAIL_MODES),
         "description": "off; overflow_only (voicemail only through overflow_action or a route); always (every "
                        "call leaves a voicemail)"})
-    voicemail_schema: _doc("voicemail_schema", {**definition_json_schema(),
+    voicemail_schema: Any = _doc("voicemail_schema", {**definition_json_schema(),
                                                 "description": "The outcome of a voicemail, as an outcome_schema"})
-    voicemail_persona: _doc("voicemail_persona", _text(field_rules.MAX_PERSONA, "How the voicemail agent comes "
+    voicemail_persona: Any = _doc("voicemail_persona", _text(field_rules.MAX_PERSONA, "How the voicemail agent comes "
                                                                                 "across"))
-    sms_enabled: _doc("sms_enabled", {"type": "boolean", "description": "Send the post-call SMS templates"})
-    sms_brand_id: _doc("sms_brand_id", _text(field_rules.MAX_SHORT_TEXT, "The sender brand of the texts", 1))
-    sms_templates: _doc("sms_templates", SMS_TEMPLATES_SCHEMA)
+    sms_enabled: Any = _doc("sms_enabled", {"type": "boolean", "description": "Send the post-call SMS templates"})
+    sms_brand_id: Any = _doc("sms_brand_id", _text(field_rules.MAX_SHORT_TEXT, "The sender brand of the texts", 1))
+    sms_templates: Any = _doc("sms_templates", SMS_TEMPLATES_SCHEMA)
 
     def given(self) -> dict[str, Any]:
         """Only the fields the body named (unknown ones too: the domain refuses them by name)."""

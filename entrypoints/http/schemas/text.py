@@ -8,12 +8,12 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, StringConstraints, ValidationError
 from pydantic_core import InitErrorDetails
 
+from domain.text import unsafe_text
+
 
 def safe_text(value: str) -> str:
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    if any("\ud800" <= char <= "\udfff" for char in value):
-        raise ValueError("must not contain lone surrogate code points")
+    if (unsafe := unsafe_text(value)) is not None:
+        raise ValueError(unsafe)
     return value
 
 
