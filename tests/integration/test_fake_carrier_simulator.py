@@ -1,5 +1,6 @@
 """The fake carrier's call simulator (issue 5 item 8) drives a server exactly as Twilio would: signed
-callbacks in Twilio's order, the TwiML socket with a scripted callee, AMD, transfers and the calls list.
+callbacks in Twilio's order, the TwiML socket with a scripted callee, AMD, transfers, ``<Gather>``,
+``<Record>`` with its transcription, REST-started recordings and the calls list.
 
 The server here is a stub of our own on loopback: ``http.server`` for the callbacks, a
 ``websockets`` server for the socket, and a tiny agent that speaks first and ends after two turns.
@@ -20,6 +21,7 @@ from urllib.parse import parse_qs
 from xml.sax.saxutils import quoteattr
 
 import pytest
+from twilio.base.exceptions import TwilioRestException
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from websockets.exceptions import ConnectionClosed
@@ -27,11 +29,29 @@ from websockets.sync.server import ServerConnection, serve
 
 from adapters.speech.loopback import END_OF_UTTERANCE_FRAMES, SILENCE, UtteranceDecoder, encode_utterance
 from adapters.twilio.carrier import RebasedHttpClient
-from tests.fakes.twilio import FakeTwilio, Press, Say, Scenario, Silence
+from tests.fakes.twilio import FakeTwilio, HangUp, Press, Say, Scenario, Silence
 from tests.fakes.twilio.fixture import fake_twilio  # noqa: F401 - fixture
+from tests.fakes.twilio.simulator import keys_entered
 
 CALLER = "+14155550100"
 EVENTS = ["initiated", "ringing", "answered", "completed"]
+# TwiML the stub answers with, by path (relative URLs resolve against the document's URL).
+DOCUMENTS = {
+    "/gather/press": ('<Response><Gather action="/gather-action"><Say>Enter your code, then hash</Say></Gather>'
+                      "<Say>Nothing entered</Say></Response>"),
+    "/gather/empty-action": ('<Response><Gather actionOnEmptyResult="true" timeout="3"><Say>Anything?</Say>'
+                             "</Gather><Say>Nothing entered</Say></Response>"),  # no action: posts to itself
+    "/gather/empty": ('<Response><Gather action="/gather-action" numDigits="1"><Say>Anything?</Say></Gather>'
+                      "<Say>Nothing entered</Say></Response>"),
+    "/voicemail": ('<Response><Say>Leave a message</Say><Record action="/record-action" maxLength="60" '
+                   'transcribeCallback="/transcription" recordingStatusCallback="/recording"/>'
+                   "<Say>Unreachable</Say></Response>"),
+    "/voicemail/silent": ('<Response><Record action="/record-action" playBeep="false"/>'
+                          "<Say>No message, goodbye</Say></Response>"),
+    "/record-action": "<Response><Say>Message kept</Say><Hangup/></Response>",
+    "/hold": '<Response><Pause length="2"/></Response>',
+    "/hangup": "<Response><Hangup/></Response>",
+}
 
 
 @dataclass
@@ -77,6 +97,10 @@ class StubServer:
             self.client.calls(params["CallSid"]).update(status="completed")  # abandoned: no message left
         if path == "/broken":
             return 503, ""
+        if path.startswith("/gather") and "Digits" in params:
+            return 200, f'<Response><Say>You entered {params["Digits"] or "nothing"}</Say><Hangup/></Response>'
+        if path in DOCUMENTS:
+            return 200, DOCUMENTS[path]
         return 204, ""
 
     def relay_agent(self, connection: ServerConnection, socket: dict[str, Any]) -> None:
@@ -314,3 +338,170 @@ def test_the_sdk_lists_calls_by_number_status_and_start_date(fake_twilio, accoun
     assert client.calls.list(to="+14155550117", start_time_before=today - timedelta(days=1)) == []
     assert len(client.calls.list(page_size=1)) == 3  # followed next_page_uri with the filters kept
     assert fake_twilio.dials_to("+14155550117") == 2
+
+
+def wait_in_progress(fake: FakeTwilio, to: str, timeout: float = 5.0) -> None:
+    record = fake.wait_for_call(to)
+    deadline = time.monotonic() + timeout
+    while record.status != "in-progress" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert record.status == "in-progress", record.notes
+
+
+def test_a_gather_posts_the_pressed_digits_to_its_action_and_runs_the_answer(fake_twilio, account, stub):
+    fake_twilio.script("+14155550121", Scenario(turns=[Press("42#7")]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550121", twiml="/gather/press")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+
+    (action,) = stub.hits_to("/gather-action")
+    assert (action.params["Digits"], action.params["FinishedOnKey"]) == ("42", "#")  # the finishing key excluded
+    assert (action.params["CallSid"], action.params["CallStatus"]) == (sid, "in-progress") and action.signed
+    assert record.transcript == [("twiml-say", "Enter your code, then hash"), ("callee-dtmf", "42"),
+                                 ("twiml-say", "You entered 42")]
+    assert [c.kind for c in record.callbacks if c.kind != "status"] == ["twiml", "gather"]
+    assert record.statuses()[-1] == "completed"
+
+
+def test_an_empty_gather_with_action_on_empty_result_posts_empty_digits_to_its_own_document(fake_twilio, account,
+                                                                                            stub):
+    fake_twilio.script("+14155550122", Scenario(turns=[Say("Hello?")]))  # speaks, presses nothing
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550122", twiml="/gather/empty-action")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+
+    first, again = stub.hits_to("/gather/empty-action")
+    assert "Digits" not in first.params
+    assert (again.params["Digits"], again.params["FinishedOnKey"]) == ("", "") and again.signed
+    assert record.transcript == [("twiml-say", "Anything?"), ("twiml-say", "You entered nothing")]
+    assert record.callbacks_of("gather")[0].url == stub.url("/gather/empty-action")
+
+
+def test_an_empty_gather_without_action_on_empty_result_falls_through_to_the_next_verb(fake_twilio, account, stub):
+    fake_twilio.script("+14155550123", Scenario(turns=[Silence(0)]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550123", twiml="/gather/empty")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+
+    assert not stub.hits_to("/gather-action") and not record.callbacks_of("gather")
+    assert record.transcript == [("twiml-say", "Anything?"), ("twiml-say", "Nothing entered")]
+    assert record.statuses()[-1] == "completed"
+
+
+@pytest.mark.parametrize(("pressed", "finish_on_key", "num_digits", "result"),
+                         [("42#7", "#", 0, ("42", "#")), ("1234", "#", 2, ("12", "")), ("#", "#", 0, ("", "#")),
+                          ("12#", "", 0, ("12#", "")), ("9*", "*#", 5, ("9", "*"))])
+def test_gather_input_stops_at_num_digits_or_a_finishing_key(pressed, finish_on_key, num_digits, result):
+    assert keys_entered(pressed, finish_on_key, num_digits) == result
+
+
+def test_a_gather_whose_caller_hangs_up_ends_the_call_without_its_action(fake_twilio, account, stub):
+    fake_twilio.script("+14155550124", Scenario(turns=[HangUp()]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550124", twiml="/gather/press")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+    assert not stub.hits_to("/gather-action") and record.transcript == [("twiml-say", "Enter your code, then hash")]
+    assert record.statuses()[-1] == "completed"
+
+
+def test_a_voicemail_left_before_hanging_up_posts_its_action_transcription_and_recording_status(fake_twilio,
+                                                                                                 account, stub):
+    message = "Hi it is Ann call me back please"  # 8 words: 3 s at 2.5 words a second
+    fake_twilio.script("+14155550125", Scenario(turns=[Say("Hi it is Ann"), Say("call me back please"), HangUp()]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550125", twiml="/voicemail")
+    record = fake_twilio.wait_finished(sid, timeout=5)  # also waits for the transcription
+
+    (voicemail,) = record.voicemails
+    assert voicemail["sid"].startswith("RE") and (voicemail["duration"], voicemail["text"]) == (3, message)
+    assert voicemail["url"] == f"https://api.twilio.com/2010-04-01/Accounts/{account.sid}/Recordings/{voicemail['sid']}"
+    (action,) = stub.hits_to("/record-action")
+    assert action.params["Digits"] == "hangup" and action.params["CallStatus"] == "completed"
+    assert (action.params["RecordingSid"], action.params["RecordingUrl"], action.params["RecordingDuration"]) == (
+        voicemail["sid"], voicemail["url"], "3")
+    (transcription,) = stub.hits_to("/transcription")
+    assert (transcription.params["TranscriptionText"], transcription.params["TranscriptionStatus"]) == (
+        message, "completed")
+    transcription_sid = transcription.params["TranscriptionSid"]
+    assert transcription_sid.startswith("TR")
+    assert transcription.params["TranscriptionUrl"].endswith(f"/{account.sid}/Transcriptions/{transcription_sid}")
+    assert (transcription.params["RecordingSid"], transcription.params["CallSid"]) == (voicemail["sid"], sid)
+    (status,) = stub.hits_to("/recording")
+    assert (status.params["RecordingSid"], status.params["RecordingStatus"], status.params["RecordingSource"],
+            status.params["RecordingDuration"]) == (voicemail["sid"], "completed", "RecordVerb", "3")
+    assert all(hit.signed for hit in stub.hits)
+
+    kinds = [c.kind for c in record.callbacks]
+    assert kinds.index("record") < kinds.index("recording") and kinds.index("record") < kinds.index("transcription")
+    assert record.transcript == [("twiml-say", "Leave a message"), ("twiml-beep", ""), ("callee", message)]
+    assert record.statuses()[-1] == "completed"  # the action's answer was ignored: nothing said after
+
+
+def test_a_voicemail_ended_with_a_key_runs_the_actions_answer(fake_twilio, account, stub):
+    fake_twilio.script("+14155550126", Scenario(turns=[Say("Quick note"), Press("#")]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550126", twiml="/voicemail")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+
+    (action,) = stub.hits_to("/record-action")
+    assert (action.params["Digits"], action.params["CallStatus"], action.params["RecordingDuration"]) == (
+        "#", "in-progress", "1")
+    assert record.transcript[-2:] == [("callee", "Quick note"), ("twiml-say", "Message kept")]
+    assert ("twiml-say", "Unreachable") not in record.transcript
+
+
+def test_a_record_with_nothing_said_posts_no_action_and_goes_on_to_the_next_verb(fake_twilio, account, stub):
+    fake_twilio.script("+14155550127", Scenario(turns=[]))
+    sid = dial(sdk(fake_twilio, account), stub, "+14155550127", twiml="/voicemail/silent")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+
+    assert not stub.hits_to("/record-action") and not record.callbacks_of("record") and not record.voicemails
+    assert record.transcript == [("twiml-say", "No message, goodbye")]  # playBeep="false": no beep
+    assert record.statuses()[-1] == "completed"
+
+
+def test_a_recording_started_through_the_sdk_is_posted_when_the_call_ends(fake_twilio, account, stub):
+    fake_twilio.script("+14155550128", Scenario(realtime=True))  # <Pause length="2"> in wall-clock time
+    client = sdk(fake_twilio, account)
+    sid = dial(client, stub, "+14155550128", twiml="/hold")
+    wait_in_progress(fake_twilio, "+14155550128")
+
+    recording = client.calls(sid).recordings.create(recording_status_callback=stub.url("/api-recording"),
+                                                    recording_status_callback_event=["completed"])
+    assert recording.sid.startswith("RE") and (recording.call_sid, recording.account_sid) == (sid, account.sid)
+    assert (recording.status, recording.source, recording.channels) == ("in-progress", "StartCallRecordingAPI", 1)
+    assert recording.uri == f"/2010-04-01/Accounts/{account.sid}/Calls/{sid}/Recordings/{recording.sid}.json"
+    assert recording.date_created is not None and not stub.hits_to("/api-recording")  # not before the call ends
+
+    record = fake_twilio.wait_finished(sid, timeout=5)
+    (hit,) = stub.hits_to("/api-recording")
+    assert hit.signed and (hit.params["RecordingSid"], hit.params["CallSid"]) == (recording.sid, sid)
+    assert (hit.params["RecordingStatus"], hit.params["RecordingSource"], hit.params["RecordingChannels"]) == (
+        "completed", "StartCallRecordingAPI", "1")
+    assert int(hit.params["RecordingDuration"]) >= 1
+    assert hit.params["RecordingUrl"] == record.recording_url and record.recording_sid == recording.sid
+    assert [c.kind for c in record.callbacks][-2:] == ["status", "recording"]
+    form = fake_twilio.requests_to(f"/Calls/{sid}/Recordings.json", "POST")[0].form
+    assert (form["RecordingStatusCallbackEvent"], form["RecordingStatusCallback"]) == (
+        ["completed"], [stub.url("/api-recording")])
+
+
+def test_recording_an_unknown_or_another_accounts_call_is_not_found(fake_twilio, account, stub):
+    client = sdk(fake_twilio, account)
+    with pytest.raises(TwilioRestException) as unknown:
+        client.calls("CA" + "0" * 32).recordings.create()
+    assert (unknown.value.status, unknown.value.code) == (404, 20404)
+
+    fake_twilio.script("+14155550129", Scenario(result="busy"))
+    sid = dial(client, stub, "+14155550129")
+    fake_twilio.wait_finished(sid, timeout=5)
+    other = fake_twilio.add_account(numbers=[("+14155550199", "Other")])
+    with pytest.raises(TwilioRestException) as foreign:
+        sdk(fake_twilio, other).calls(sid).recordings.create()
+    assert (foreign.value.status, foreign.value.code) == (404, 20404)
+
+
+def test_recording_a_call_that_has_ended_is_refused_with_21220(fake_twilio, account, stub):
+    client = sdk(fake_twilio, account)
+    sid = dial(client, stub, "+14155550130", twiml="/hangup")
+    record = fake_twilio.wait_finished(sid, timeout=5)
+    assert record.status == "completed"
+    with pytest.raises(TwilioRestException) as ended:
+        client.calls(sid).recordings.create(recording_status_callback=stub.url("/api-recording"))
+    assert (ended.value.status, ended.value.code) == (400, 21220)
+    assert "not in-progress" in ended.value.msg
+    assert not stub.hits_to("/api-recording")

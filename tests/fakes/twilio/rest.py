@@ -2,7 +2,8 @@
 
 HTTP basic auth with the account SID and auth token, Twilio's JSON error shape, the list page
 shape the SDK's paging reads (``incoming_phone_numbers``, ``calls``, ``next_page_uri``, ``page``,
-``page_size``), calls create/list/fetch/update and messages create; every request is recorded. Numbers on sale,
+``page_size``), calls create/list/fetch/update, a call's recording start (``Calls/{Sid}/Recordings``) and
+messages create; every request is recorded. Numbers on sale,
 bought and released: ``numbers.NumberMarket`` (``market``).
 A created call whose TwiML URL is on loopback is played by ``simulator.CallSimulation``.
 """
@@ -299,6 +300,9 @@ class FakeTwilio:
         call = re.fullmatch(r"/Calls/(CA[0-9a-f]{32})", rest)
         if call and method in ("GET", "POST"):
             return self._call(account, call[1], form if method == "POST" else None)
+        recordings = re.fullmatch(r"/Calls/(CA[0-9a-f]{32})/Recordings", rest)
+        if recordings and method == "POST":
+            return self._start_recording(account, recordings[1], form)
         if (market := self.market.route(account, method, rest, query, form)) is not None:
             return market
         if rest == "/Messages" and method == "POST":
@@ -395,6 +399,26 @@ class FakeTwilio:
             simulation.redirect(url, (update or {}).get("Method", ["POST"])[0])
         with self._lock:
             return 200, self._public(record)
+
+    def _start_recording(self, account: FakeAccount, sid: str,
+                         form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        """Starts recording a call in progress; its ``RecordingStatusCallback`` is posted when the call ends."""
+        with self._lock:
+            record = self.calls.get(sid)
+            simulation = self._simulations.get(sid)
+        if record is None or record["account_sid"] != account.sid:
+            return 404, _error(404, 20404, f"The requested resource /Calls/{sid}/Recordings.json was not found")
+        recording_sid = simulation.start_recording(form) if simulation is not None else None
+        if recording_sid is None:
+            return 400, _error(400, 21220, "Call is not in-progress. Cannot create recording.")
+        now = rfc2822()
+        return 201, {"sid": recording_sid, "account_sid": account.sid, "call_sid": sid, "conference_sid": None,
+                     "status": "in-progress", "channels": 2 if form.get("RecordingChannels") == ["dual"] else 1,
+                     "source": "StartCallRecordingAPI", "track": (form.get("RecordingTrack") or ["both"])[0],
+                     "start_time": now, "date_created": now, "date_updated": now, "duration": None,
+                     "price": None, "price_unit": "USD", "error_code": None, "encryption_details": None,
+                     "api_version": "2010-04-01",
+                     "uri": f"{API}/Accounts/{account.sid}/Calls/{sid}/Recordings/{recording_sid}.json"}
 
     def _create_message(self, account: FakeAccount, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
         first = {key: values[0] for key, values in form.items()}

@@ -1,8 +1,9 @@
 """The fake carrier's call simulator: one thread per call plays a test's ``Scenario`` as Twilio would.
 
 A call's life, top to bottom: progress callbacks while it rings, the TwiML fetch, asynchronous AMD,
-the media socket (ConversationRelay or Media Stream, in ``media``) with a scripted callee, redirects
-and ``<Dial>`` transfers, then the final status and the recording callback. Sends to loopback only.
+the media socket (ConversationRelay or Media Stream, in ``media``) with a scripted callee, redirects,
+``<Gather>`` (DTMF), ``<Record>`` (voicemail, transcription) and ``<Dial>`` transfers, then the final
+status and the recording callbacks (``Record`` on create, REST-started recordings). Sends to loopback only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ API_VERSION = "2010-04-01"
 CALLBACK_TIMEOUT = 10.0  # Twilio waits 15 s for a TwiML answer
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 MACHINE_DETECTION = frozenset({"Enable", "DetectMessageEnd"})
+WORDS_PER_SECOND = 2.5  # how fast a scripted caller speaks into a <Record>
+TRANSCRIBABLE_SECONDS = 120  # Twilio transcribes <Record> recordings of at most two minutes
 
 
 def new_sid(prefix: str) -> str:
@@ -40,6 +43,24 @@ def rfc2822(moment: datetime | None = None) -> str:
 
 def is_loopback(url: str | None) -> bool:
     return bool(url) and urlsplit(url).hostname in LOOPBACK
+
+
+def recording_url(account_sid: str, sid: str) -> str:
+    """Where Twilio serves a recording's audio (no extension: its default format)."""
+    return f"https://api.twilio.com/{API_VERSION}/Accounts/{account_sid}/Recordings/{sid}"
+
+
+def keys_entered(pressed: str, finish_on_key: str, num_digits: int) -> tuple[str, str]:
+    """``<Gather>``'s result of ``pressed``: the digits (cut at ``num_digits``, 0 for no limit) and the
+    finishing key that ended the input ("" when none did; the key itself is not part of the digits)."""
+    digits = ""
+    for key in pressed:
+        if key in finish_on_key:
+            return digits, key
+        digits += key
+        if num_digits and len(digits) >= num_digits:
+            break
+    return digits, ""
 
 
 # --- what a test scripts ----------------------------------------------------------------------
@@ -91,6 +112,7 @@ class Scenario:
     reply_delay: float = 0.0  # the callee's pause after the agent's turn
     linger: float = 0.2  # after its last turn the callee stays this long, so the agent may end the call first
     transfer_seconds: int = 5  # DialCallDuration of a completed transferred leg
+    transcription_delay: float = 0.05  # between the <Record> action's answer and the transcription callback
 
 
 # --- what a test reads --------------------------------------------------------------------------
@@ -100,7 +122,8 @@ class Scenario:
 class Callback:
     """One request the carrier made to the server under test (``status`` None: no HTTP answer)."""
 
-    kind: str  # inbound | status | twiml | amd | action | redirect | dial-action | recording
+    kind: str  # inbound | status | twiml | amd | action | redirect | dial-action | gather | record | recording
+    #            | transcription
     method: str
     url: str
     params: dict[str, str]
@@ -130,11 +153,13 @@ class CallRecord:
     received: list[dict[str, Any]] = field(default_factory=list)  # server socket messages, media frames excepted
     media_frames: int = 0  # audio ``media`` frames the server sent
     agent_said: list[str] = field(default_factory=list)  # relay: tokens joined per turn; stream: decoded utterances
-    transcript: list[tuple[str, str]] = field(default_factory=list)  # (agent | callee | callee-dtmf | twiml-say, text)
+    # (agent | callee | callee-dtmf | twiml-say | twiml-beep, text)
+    transcript: list[tuple[str, str]] = field(default_factory=list)
     digits: list[str] = field(default_factory=list)  # relay ``sendDigits`` and ``<Play digits>``
     dialled: list[str] = field(default_factory=list)  # ``<Dial>`` destinations, in order
     recording_sid: str | None = None
     recording_url: str | None = None
+    voicemails: list[dict[str, Any]] = field(default_factory=list)  # <Record> recordings: sid, url, duration, text
     notes: list[str] = field(default_factory=list)  # what went wrong on the way (failed callbacks, timeouts)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
@@ -160,6 +185,15 @@ class _Document:
     root: ET.Element
 
 
+@dataclass(frozen=True)
+class _ApiRecording:
+    """A recording started through the REST API; it completes when the call ends."""
+
+    sid: str
+    started: float  # time.monotonic()
+    options: dict[str, list[str]]  # the create request's form
+
+
 # --- one call's life --------------------------------------------------------------------------
 
 
@@ -181,6 +215,9 @@ class CallSimulation:
         self._sequence = 0
         self._cursor = 0
         self._amd: threading.Thread | None = None
+        self._final: str | None = None  # the status the call ended with, once it has
+        self._api_recordings: list[_ApiRecording] = []
+        self._transcriptions: list[threading.Thread] = []
         self.thread = threading.Thread(target=self.run, name=f"fake-call-{record.sid[-8:]}", daemon=True)
 
     # Requests from the REST API, on its threads.
@@ -202,6 +239,16 @@ class CallSimulation:
     def interrupted(self) -> bool:
         with self.changed:
             return self._hangup or self._redirect is not None
+
+    def start_recording(self, options: dict[str, list[str]]) -> str | None:
+        """Records the call from now on (REST ``Recordings.json``, ``options`` its form): the recording's
+        SID, or None when the call is not in progress."""
+        with self.changed:
+            if self._answered_at is None or self._over or self._hangup or self.record.status != "in-progress":
+                return None
+            recording = _ApiRecording(new_sid("RE"), time.monotonic(), options)
+            self._api_recordings.append(recording)
+            return recording.sid
 
     # The life.
 
@@ -280,6 +327,10 @@ class CallSimulation:
             return self._connect(verb, document)
         if verb.tag == "Dial":
             return self._dial(verb, document)
+        if verb.tag == "Gather":
+            return self._gather(verb, document)
+        if verb.tag == "Record":
+            return self._record_verb(verb, document)
         if verb.tag == "Redirect":
             return self._fetch("redirect", urljoin(document.url, text), verb.get("method", "POST"), self._call_params())
         if verb.tag == "Hangup":
@@ -334,6 +385,139 @@ class CallSimulation:
             raise _CallOver("completed")  # the callee talked to the transferee, then hung up
         return jump
 
+    def _gather(self, verb: ET.Element, document: _Document) -> _Document | None:
+        """``<Gather>`` of DTMF: plays its nested prompts, then takes the caller's ``Press`` (see ``_keys``).
+
+        Digits, or an empty result with ``actionOnEmptyResult``, go to the action (default: this document's
+        URL) and its answer runs next; an empty result otherwise falls through to the next verb.
+        """
+        for child in verb:
+            if child.tag in ("Say", "Play", "Pause"):
+                self._verb(child, document)
+            else:
+                self.record.notes.append(f"<{child.tag}> nested in <Gather> is not simulated: skipped")
+        if self.interrupted():
+            return self._interruption()
+        if "dtmf" in verb.get("input", "dtmf").split():
+            digits, finished = self._keys(verb)
+        else:
+            self.record.notes.append("<Gather> speech input is not simulated: nothing was heard")
+            digits, finished = self._no_input(verb)
+        if self.interrupted():
+            return self._interruption()
+        if not digits and verb.get("actionOnEmptyResult", "false").lower() != "true":
+            return None
+        params = self._call_params() | {"Digits": digits, "FinishedOnKey": finished}
+        return self._fetch("gather", urljoin(document.url, verb.get("action", "")), verb.get("method", "POST"),
+                           params)
+
+    def _keys(self, verb: ET.Element) -> tuple[str, str]:
+        """The caller's answer to a ``<Gather>``: a ``Press`` at the cursor gives (digits, finishing key);
+        a ``HangUp`` ends the call (no action request); anything else is no input until the timeout."""
+        turn = self.peek_turn()
+        if isinstance(turn, HangUp):
+            self.take_turn()
+            raise _CallOver("completed")
+        if not isinstance(turn, Press):
+            return self._no_input(verb)
+        self.take_turn()
+        num_digits = int(verb.get("numDigits") or 0)
+        digits, finished = keys_entered(turn.digits, verb.get("finishOnKey", "#"), num_digits)
+        if digits:
+            self.record.transcript.append(("callee-dtmf", digits))
+        if not finished and not (num_digits and len(digits) >= num_digits):
+            self._wait(self._seconds(verb, "timeout", 5) if self.scenario.realtime else 0)  # after the last key
+        return digits, finished
+
+    def _no_input(self, verb: ET.Element) -> tuple[str, str]:
+        self._wait(self._seconds(verb, "timeout", 5) if self.scenario.realtime else 0)
+        return "", ""
+
+    def _record_verb(self, verb: ET.Element, document: _Document) -> _Document | None:
+        """``<Record>``: the caller's message (see ``_message``) becomes a recording, posted to the action
+        (default: this document's URL) whose answer runs next, or is ignored when the caller hung up.
+        Nothing said: no recording, no action request, on to the next verb (unless the caller hung up).
+        """
+        if verb.get("playBeep", "true").lower() == "true":
+            self.record.transcript.append(("twiml-beep", ""))
+        max_length = int(self._seconds(verb, "maxLength", 3600))
+        message, ending = self._message(verb.get("finishOnKey", "1234567890*#"), max_length)
+        words = len(message.split())
+        duration = min(max(1, round(words / WORDS_PER_SECOND)), max_length) if words else 0
+        if message:
+            self.record.transcript.append(("callee", message))
+        if self.scenario.realtime:
+            self._wait(duration + (self._seconds(verb, "timeout", 5) if ending == "" else 0))
+        if self.interrupted():
+            return self._interruption()
+        if not duration:
+            if ending == "hangup":
+                raise _CallOver("completed")
+            return None
+        sid = new_sid("RE")
+        url = recording_url(self.record.account_sid, sid)
+        self.record.voicemails.append({"sid": sid, "url": url, "duration": duration, "text": message})
+        hung_up = ending == "hangup"
+        params = self._call_params("completed" if hung_up else "in-progress") | {
+            "RecordingUrl": url, "RecordingSid": sid, "RecordingDuration": str(duration), "Digits": ending}
+        action = self._post("record", urljoin(document.url, verb.get("action", "")), verb.get("method", "POST"),
+                            params)
+        callback = verb.get("recordingStatusCallback")
+        if callback:
+            self._recording_status(urljoin(document.url, callback), verb.get("recordingStatusCallbackMethod", "POST"),
+                                   verb.get("recordingStatusCallbackEvent", "completed").split(),
+                                   sid, url, duration, "RecordVerb")
+        self._transcribe(verb, document, {"RecordingSid": sid, "RecordingUrl": url}, message, duration)
+        if hung_up:
+            raise _CallOver("completed")  # Twilio ignores the action's answer
+        return self._document("record", action)
+
+    def _message(self, finish_on_key: str, max_length: int) -> tuple[str, str]:
+        """What the caller leaves in a ``<Record>``: the consecutive ``Say`` turns at the cursor, joined,
+        and how the recording ended: ``hangup`` (a ``HangUp`` next), the first finishing key of a ``Press``
+        next, or "" (the silence timeout, or ``maxLength`` reached before either). Other turns stay."""
+        said: list[str] = []
+        while isinstance(turn := self.peek_turn(), Say):
+            self.take_turn()
+            said.append(turn.text)
+        message = " ".join(said)
+        if round(len(message.split()) / WORDS_PER_SECOND) > max_length:
+            return message, ""
+        turn = self.peek_turn()
+        if isinstance(turn, HangUp):
+            self.take_turn()
+            return message, "hangup"
+        key = next((k for k in turn.digits if k in finish_on_key), None) if isinstance(turn, Press) else None
+        if key is None:
+            return message, ""
+        self.take_turn()
+        return message, key
+
+    def _transcribe(self, verb: ET.Element, document: _Document, recording: dict[str, str], text: str,
+                    duration: int) -> None:
+        """Posts a ``<Record>`` transcription to ``transcribeCallback`` (which implies ``transcribe``) on a
+        thread of its own, ``transcription_delay`` later: it may arrive after the call has ended."""
+        callback = verb.get("transcribeCallback")
+        if not callback:  # transcribe="true" alone: Twilio transcribes, but tells no one
+            return
+        sid = new_sid("TR")
+        done = bool(text) and duration <= TRANSCRIBABLE_SECONDS
+        params = self._call_params() | recording | {
+            "TranscriptionSid": sid, "TranscriptionText": text if done else "",
+            "TranscriptionStatus": "completed" if done else "failed",
+            "TranscriptionUrl": f"https://api.twilio.com/{API_VERSION}/Accounts/{self.record.account_sid}"
+                                f"/Transcriptions/{sid}"}
+        thread = threading.Thread(target=self._post_transcription, args=(urljoin(document.url, callback), params),
+                                  name="fake-transcription", daemon=True)
+        self._transcriptions.append(thread)
+        thread.start()
+
+    def _post_transcription(self, url: str, params: dict[str, str]) -> None:
+        time.sleep(self.scenario.transcription_delay)
+        with self.changed:
+            status = self._final or "in-progress"
+        self._post("transcription", url, "POST", params | {"CallStatus": status})
+
     def _post_amd(self) -> None:
         with self.changed:  # a call that ends early still hears its verdict first
             self.changed.wait_for(lambda: self._over, timeout=self.scenario.amd_delay)
@@ -344,7 +528,8 @@ class CallSimulation:
 
     def _finish(self, status: str) -> None:
         with self.changed:
-            self._over = True
+            self._over, self._final = True, status
+            recordings = list(self._api_recordings)
             self.changed.notify_all()
         if self._amd is not None:
             self._amd.join(CALLBACK_TIMEOUT + 1)
@@ -358,20 +543,43 @@ class CallSimulation:
         self._progress("completed", status, extra)
         if answered and self._option("Record", "false").lower() == "true":
             self._recording(duration)
+        for recording in recordings:
+            self._api_recording(recording)
+        for thread in self._transcriptions:  # wait_finished also waits for the transcriptions
+            thread.join(self.scenario.transcription_delay + CALLBACK_TIMEOUT + 1)
         self.record.finished.set()
 
     def _recording(self, duration: int) -> None:
         sid = new_sid("RE")
         self.record.recording_sid = sid
-        self.record.recording_url = (f"https://api.twilio.com/{API_VERSION}/Accounts/{self.record.account_sid}"
-                                     f"/Recordings/{sid}")
-        url = self._option("RecordingStatusCallback")
-        if not url or "completed" not in self._events("RecordingStatusCallbackEvent"):
+        self.record.recording_url = recording_url(self.record.account_sid, sid)
+        self._recording_status(self._option("RecordingStatusCallback"),
+                               self._option("RecordingStatusCallbackMethod", "POST"),
+                               self._events("RecordingStatusCallbackEvent"), sid, self.record.recording_url,
+                               duration, "RecordVerb")
+
+    def _api_recording(self, recording: _ApiRecording) -> None:
+        """A REST-started recording completes with the call: it lasted from its start to the call's end."""
+        self.record.recording_sid = recording.sid
+        self.record.recording_url = recording_url(self.record.account_sid, recording.sid)
+        options = recording.options
+        channels = 2 if (options.get("RecordingChannels") or ["mono"])[0] == "dual" else 1
+        self._recording_status((options.get("RecordingStatusCallback") or [""])[0],
+                               (options.get("RecordingStatusCallbackMethod") or ["POST"])[0],
+                               self._events("RecordingStatusCallbackEvent", options),
+                               recording.sid, self.record.recording_url,
+                               max(1, round(time.monotonic() - recording.started)), "StartCallRecordingAPI",
+                               channels)
+
+    def _recording_status(self, url: str, method: str, events: list[str], sid: str, audio_url: str,
+                          duration: int, source: str, channels: int = 1) -> None:
+        """The ``completed`` recording status callback, when one was asked for."""
+        if not url or "completed" not in events:
             return
-        self._post("recording", url, self._option("RecordingStatusCallbackMethod", "POST"), {
+        self._post("recording", url, method, {
             "AccountSid": self.record.account_sid, "CallSid": self.record.sid, "RecordingSid": sid,
-            "RecordingUrl": self.record.recording_url, "RecordingStatus": "completed",
-            "RecordingDuration": str(duration), "RecordingChannels": "1", "RecordingSource": "RecordVerb"})
+            "RecordingUrl": audio_url, "RecordingStatus": "completed", "RecordingDuration": str(duration),
+            "RecordingChannels": str(channels), "RecordingSource": source})
 
     # Helpers of the life above.
 
@@ -385,8 +593,14 @@ class CallSimulation:
     def _option(self, name: str, default: str = "") -> str:
         return (self.options.get(name) or [default])[0]
 
-    def _events(self, name: str) -> list[str]:
-        return [e for value in self.options.get(name) or ["completed"] for e in value.split()]
+    def _events(self, name: str, options: dict[str, list[str]] | None = None) -> list[str]:
+        """A repeatable, space-separated events option (default ``completed``) of ``options`` or the call's."""
+        given = (self.options if options is None else options).get(name)
+        return [e for value in given or ["completed"] for e in value.split()]
+
+    @staticmethod
+    def _seconds(verb: ET.Element, name: str, default: float) -> float:
+        return float(verb.get(name) or default)
 
     def _amd_requested(self) -> bool:
         return self._option("MachineDetection") in MACHINE_DETECTION
@@ -422,7 +636,10 @@ class CallSimulation:
         self._post("status", url, self._option("StatusCallbackMethod", "POST"), params | (extra or {}))
 
     def _fetch(self, kind: str, url: str, method: str, params: dict[str, str]) -> _Document:
-        callback = self._post(kind, url, method, params)
+        return self._document(kind, self._post(kind, url, method, params))
+
+    def _document(self, kind: str, callback: Callback) -> _Document:
+        """The TwiML a request was answered with; a failed request is an application error that hangs up."""
         if callback.status is None or not 200 <= callback.status < 300:
             self.record.notes.append(f"{kind} request failed ({callback.error}): application error, hanging up")
             raise _CallOver("completed")
