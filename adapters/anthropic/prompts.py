@@ -42,7 +42,9 @@ def _context(brief: CallBrief, today: datetime | None) -> list[str]:
 
 def agent_system_prompt(brief: CallBrief, today: datetime | None = None) -> str:
     lines = [
-        "You are a voice agent on a live outbound phone call. Everything you write is spoken aloud to the callee.",
+        f"You are a voice agent on a live {'inbound' if brief.inbound else 'outbound'} phone call. Everything you"
+        " write is spoken aloud to the callee.",
+        *(["", "Your persona:", brief.persona.strip()] if (brief.persona or "").strip() else []),
         "",
         "Objective of the call:",
         brief.objective.strip(),

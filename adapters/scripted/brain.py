@@ -65,6 +65,14 @@ def _spoken_reply(lines: list[tuple[str, str, str]], start: int) -> str | None:
     return None
 
 
+def _monologue(brief: CallBrief, lines: list[tuple[str, str, str]]) -> dict[str, str]:
+    """A message no agent asked for (a voicemail): all the caller said fills the schema's first
+    text field; the other fields stay unknown."""
+    said = " ".join(text for speaker, _, text in lines if speaker == "callee" and not text.startswith("[keypad:"))
+    first = next((spec for spec in brief.schema.fields if spec.type == "string"), None)
+    return {first.name: said} if first is not None and said else {}
+
+
 class ScriptedExtractor:
     """Maps the answer that followed each question to the field's type (no model, no tokens)."""
 
@@ -81,6 +89,8 @@ class ScriptedExtractor:
                     reply = _spoken_reply(lines, index + 1)
                     if reply is not None:
                         answers[spec.name] = reply
+        if not any(speaker == "agent" for speaker, _, _ in lines):
+            answers = _monologue(brief, lines)
         outcome: dict = {}
         for spec in brief.schema.fields:
             value = brief.schema.coerce(spec, answers[spec.name]) if spec.name in answers else None

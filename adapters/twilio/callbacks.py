@@ -19,6 +19,7 @@ from application.calling.carrier_reports import (
     MachineVerdict,
     RecordingReport,
     TransferLegReport,
+    VoicemailReport,
 )
 from application.calling.instructions import Instruction
 
@@ -71,6 +72,22 @@ class TwilioEdge:
         values = _first(form)
         return InboundCallReport(to=values.get("To") or "", from_number=values.get("From") or "",
                                  carrier_sid=values.get("CallSid") or "")
+
+    def read_keypad(self, form: FormPairs) -> str:
+        return _first(form).get("Digits") or ""
+
+    def read_voicemail(self, form: FormPairs) -> VoicemailReport:
+        values = _first(form)
+        reported = values.get("RecordingDuration") or ""
+        recording = self.read_recording(form)
+        return VoicemailReport(url=recording.url, sid=recording.sid,
+                               duration_seconds=int(reported) if reported.isdigit() else 0)
+
+    def read_transcript(self, form: FormPairs) -> str | None:
+        values = _first(form)
+        if (values.get("TranscriptionStatus") or "completed") != "completed":
+            return None
+        return values.get("TranscriptionText") or ""
 
     def render(self, *instructions: Instruction) -> str:
         return twiml.render(*instructions)

@@ -98,6 +98,11 @@ class TwilioCarrier:
     def redirect(self, account: AccountAccess, carrier_sid: str, url: str) -> None:
         self._calls(account, lambda c: c.calls(carrier_sid).update(url=url, method="POST"))
 
+    def start_recording(self, account: AccountAccess, carrier_sid: str, callback_url: str) -> None:
+        self._calls(account, lambda c: c.calls(carrier_sid).recordings.create(
+            recording_status_callback=callback_url, recording_status_callback_event=["completed"],
+            recording_status_callback_method="POST"))
+
     def fetch_call(self, account: AccountAccess, carrier_sid: str) -> CarrierCall | None:
         try:
             return _carrier_call(self._calls(account, lambda c: c.calls(carrier_sid).fetch()))

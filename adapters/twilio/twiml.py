@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from twilio.twiml.voice_response import VoiceResponse
 
-from application.calling.instructions import ConnectVoice, Dial, Hangup, Instruction, Say
+from application.calling.instructions import ConnectVoice, Dial, Gather, Hangup, Instruction, Record, Say
 
 MEDIA_TYPE = "application/xml"
 
@@ -25,8 +25,17 @@ def _add(response: VoiceResponse, instruction: Instruction) -> None:
     if isinstance(instruction, ConnectVoice):
         _connect(response, instruction)
     elif isinstance(instruction, Dial):
-        response.dial(action=instruction.action_url, method="POST",
-                      timeout=instruction.ring_seconds).number(instruction.number)
+        recording = ({"record": "record-from-answer-dual", "recording_status_callback": instruction.recording_url,
+                      "recording_status_callback_event": "completed"} if instruction.recording_url else {})
+        response.dial(action=instruction.action_url, method="POST", timeout=instruction.ring_seconds,
+                      **recording).number(instruction.number)
+    elif isinstance(instruction, Gather):
+        gather = response.gather(input="dtmf", num_digits=1, timeout=instruction.wait_seconds,
+                                 action=instruction.action_url, method="POST", action_on_empty_result=True)
+        gather.say(instruction.prompt)
+    elif isinstance(instruction, Record):
+        response.record(action=instruction.action_url, method="POST", max_length=instruction.max_seconds,
+                        play_beep=True, transcribe=True, transcribe_callback=instruction.transcript_url)
     elif isinstance(instruction, Say):
         response.say(instruction.text)
     elif isinstance(instruction, Hangup):

@@ -65,6 +65,15 @@ class TransferLegReport:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VoicemailReport:
+    """The caller's recorded message (``url`` empty when nothing was recorded) and its length."""
+
+    url: str
+    sid: str
+    duration_seconds: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class InboundCallReport:
     to: str
     from_number: str
@@ -92,6 +101,16 @@ class CarrierEdge(Protocol):
         ...
 
     def read_inbound(self, form: FormPairs) -> InboundCallReport: ...
+
+    def read_keypad(self, form: FormPairs) -> str:
+        """The keys the caller pressed when asked (empty: none in time)."""
+        ...
+
+    def read_voicemail(self, form: FormPairs) -> VoicemailReport: ...
+
+    def read_transcript(self, form: FormPairs) -> str | None:
+        """A recorded message as text; None when the carrier could not transcribe it."""
+        ...
 
     def render(self, *instructions: Instruction) -> str:
         """The document that tells the carrier to follow ``instructions`` in order."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from application.calling import live, transfers
+from application.calling import inbound, live, transfers
 from application.calling.app import Calling
 from application.calling.ports import AgentSession, AgentTurn
 from application.calling.runner import brief_for, clean, mask_keys
@@ -59,6 +59,7 @@ class LiveConversation:
         if call is None:
             return False
         self._opened = time.monotonic()
+        inbound.start_recording(self.calling, call)
         return True
 
     def verdict(self) -> str:
@@ -89,7 +90,13 @@ class LiveConversation:
         live.change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
 
     def close(self, reason: str) -> None:
-        live.change(self.calling, self.call_id, lambda c: c.close_session(reason, self.calling.ports.clock()))
+        usage = self._session.usage if self._session is not None else {}
+
+        def closed(c: Call) -> None:
+            c.record_agent_usage(usage, self.calling.ports.clock())  # priced when the call settles
+            c.close_session(reason, self.calling.ports.clock())
+
+        live.change(self.calling, self.call_id, closed)
 
     def engine_speech(self) -> str:
         """The speech engine of the call's engine profile (``stream`` transport)."""

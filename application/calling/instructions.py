@@ -21,6 +21,27 @@ class Dial:
     number: str
     action_url: str
     ring_seconds: int = 20
+    recording_url: str | None = None  # record the bridged call, reporting the recording here
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gather:
+    """Ask for one keypad key while ``prompt`` is spoken; the key (or none, after ``wait_seconds``)
+    is posted to ``action_url``."""
+
+    prompt: str
+    action_url: str
+    wait_seconds: int = 5
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """Record the caller's message (at most ``max_seconds``) after a beep: the recording is posted to
+    ``action_url``, its text later to ``transcript_url``."""
+
+    action_url: str
+    transcript_url: str
+    max_seconds: int = 120
 
 
 @dataclass(frozen=True)
@@ -33,4 +54,4 @@ class Hangup:
     pass
 
 
-Instruction = ConnectVoice | Dial | Say | Hangup
+Instruction = ConnectVoice | Dial | Gather | Record | Say | Hangup

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from application.calling.app import Calling
 from application.calling.carrier_reports import CarrierEdge
@@ -21,6 +21,7 @@ from application.providers.ports import AccountAccess, Carrier
 from domain.calls.call import Call
 from domain.calls.call_rules import CallStateError
 from domain.calls.engines import DEFAULT_ENGINE, EngineProfile
+from domain.numbers.inbound_plan import ROUTED_AWAY
 from domain.numbers.number import MANAGED, Number
 
 CALLBACK_PREFIX = "/webhooks/carrier"
@@ -101,11 +102,15 @@ def change(calling: Calling, call_id: str, apply: Callable[[Call], object]) -> C
 # -- settling -----------------------------------------------------------------------------------
 
 
-def live_duration(call: Call) -> int:
+def live_duration(call: Call, now: datetime | None = None) -> int:
+    """The carrier's billed duration; else the voice session's; else, for a call its number routed
+    away from the agent (settled as its instructions end it), the time since it was answered."""
     if call.carrier_duration_seconds:
         return call.carrier_duration_seconds
     if call.session_opened_at and call.session_closed_at:
         return max(1, round((call.session_closed_at - call.session_opened_at).total_seconds()))
+    if now is not None and call.started_at is not None and call.route_action in ROUTED_AWAY:
+        return max(0, round((now - call.started_at).total_seconds()))
     return 0
 
 

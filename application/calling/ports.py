@@ -20,6 +20,8 @@ class CallBrief:
     model: str | None = None  # the engine profile's model; None: the brain's default
     can_transfer: bool = False  # the number has transfer destinations: offer ``transfer_call``
     at: datetime | None = None  # when the call takes place (a simulated call's ``simulation.at``); None: now
+    inbound: bool = False  # the other party called the number (the callee is the caller)
+    persona: str | None = None  # how the agent comes across (an inbound number's ``persona``)
 
 
 @dataclass(frozen=True, kw_only=True)

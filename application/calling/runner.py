@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from decimal import Decimal
 from typing import Any
 
 from application.calling.app import Calling
@@ -21,8 +22,10 @@ from application.calling.live import live_duration
 from application.calling.ports import CallBrief
 from application.errors import ConflictError
 from domain.calls.call import Call
-from domain.calls.call_rules import AGENT, CALLEE, CallStateError, simulated_at
+from domain.calls.call_rules import AGENT, CALLEE, NO_COST, CallStateError, simulated_at
 from domain.errors import OutcomeInvalidError
+from domain.numbers import inbound_plan
+from domain.numbers.inbound_plan import ROUTED_AWAY
 
 WORDS_PER_SECOND = 2.5
 # Turns are saved at most this often while the call runs (a live transcript for ``watch``);
@@ -52,7 +55,8 @@ def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = Fals
     number can take a transfer)."""
     return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
                      language=call.language, model=model, can_transfer=can_transfer,
-                     at=simulated_at(call.mode, call.simulation))
+                     at=simulated_at(call.mode, call.simulation), inbound=call.direction == "inbound",
+                     persona=call.persona)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:
@@ -121,7 +125,8 @@ def _converse(calling: Calling, call: Call) -> None:
     if call.renew_lease(ports.clock()):
         _save(calling, call)  # the extraction may take a while
     call.end(round(seconds), ports.clock())
-    _settle(calling, call, brief, session.usage)
+    call.record_agent_usage(session.usage, ports.clock())
+    _settle(calling, call, brief)
 
 
 def settle_live(calling: Calling, call_id: str) -> bool:
@@ -131,20 +136,40 @@ def settle_live(calling: Calling, call_id: str) -> bool:
         call = calling.find(Call, Call.create_id(call_id))
         if call is None or not call.ready_to_settle:
             return False
-        call.end(live_duration(call), calling.ports.clock())
+        call.end(live_duration(call, calling.ports.clock()), calling.ports.clock())
         brief = brief_for(call)
         try:
-            _settle(calling, call, brief, {})
+            if call.route_action in ROUTED_AWAY:
+                _settle_routed(calling, call)
+            else:
+                _settle(calling, call, brief)
         except ConflictError:
             continue  # a recording or a late callback landed meanwhile: look again
         return True
     return False
 
 
-def _settle(calling: Calling, call: Call, brief: CallBrief, agent_usage: dict[str, int]) -> None:
+def _voice_cost(calling: Calling, call: Call) -> Decimal:
+    """The conversation: voice minutes at the engine's price and the agent's tokens."""
+    prices = calling.ports.prices
+    minutes = prices.voice(call.voice_engine, call.duration_seconds or 0, simulated=call.mode == "simulated")
+    return minutes + prices.tokens(call.agent_usage)
+
+
+def _settle_routed(calling: Calling, call: Call) -> None:
+    """A call its number routed away from the agent (a transfer, the overflow message, a hang-up)
+    completes with the routing outcome; nothing is extracted."""
+    assert call.routing is not None
+    transferred = call.transfer is not None and call.transfer["status"] == "completed"
+    outcome = call.outcome_schema.validate(inbound_plan.routed_outcome(call.routing, transferred))
+    call.record_outcome(outcome, 1.0, {}, calling.ports.clock())
+    call.complete(_voice_cost(calling, call), NO_COST, calling.ports.clock())
+    _save(calling, call)
+
+
+def _settle(calling: Calling, call: Call, brief: CallBrief) -> None:
     ports = calling.ports
-    simulated = call.mode == "simulated"
-    voice = ports.prices.voice(call.voice_engine, call.duration_seconds or 0, simulated=simulated)
+    voice = _voice_cost(calling, call)
     usage: dict[str, int] = {}
     problems: list[str] | None = None
     partial: dict[str, Any] = {}

@@ -56,4 +56,8 @@ def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport |
         return [Say(NO_ONE_AVAILABLE), Hangup()]
     target = call.transfer["destinations"][following]
     live = ports_of(calling)
-    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, f"dest={following + 1}"))]
+    # An inbound call its number transferred without the agent is recorded from the bridge (one the
+    # agent took is recorded from its voice session: inbound.start_recording).
+    recorded = call.record_inbound and call.route_action == "transfer"
+    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, f"dest={following + 1}"),
+                 recording_url=live.url("recording", call.call_id) if recorded else None)]

@@ -75,6 +75,11 @@ class Carrier(Protocol):
         """Make a call in progress fetch new instructions from ``url``."""
         ...
 
+    def start_recording(self, account: AccountAccess, carrier_sid: str, callback_url: str) -> None:
+        """Record a call in progress from now on; the recording is reported to ``callback_url`` once
+        the call ends. Errors as ``dial``."""
+        ...
+
     def fetch_call(self, account: AccountAccess, carrier_sid: str) -> CarrierCall | None: ...
 
     def find_call(self, account: AccountAccess, to: str, from_number: str, since: datetime) -> list[CarrierCall]:

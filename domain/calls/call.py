@@ -2,7 +2,8 @@
 
 Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``. A terminal call never
 moves again; late or duplicate facts about it are refused by the aggregate. Every event of the call
-is defined here; the commands of live calls are in ``live_commands.py``, those of a simulated call's
+is defined here; the commands of live calls are in ``live_commands.py`` (an inbound call's routing
+in ``inbound_commands.py``, a new outbound call's rules in ``queueing.py``), those of a simulated call's
 runner in ``simulated_run.py``, those that settle a call in ``settle_commands.py``, its post-call
 messages in ``sms_commands.py``, the vocabulary and the fixed rules in ``call_rules.py``.
 """
@@ -10,7 +11,6 @@ messages in ``sms_commands.py``, the vocabulary and the fixed rules in ``call_ru
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -19,58 +19,20 @@ from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
-from domain.calls import dialing_rules
 from domain.calls.outcome_schema import OutcomeSchema
-from domain.calls.call_rules import (COMPLETED, FAILED, IN_PROGRESS, NO_COST, OUTBOUND, QUEUED, TERMINAL,
-                                     SIMULATED, CallStateError, new_call_id, simulated_at)
+from domain.calls.call_rules import CALLEE, COMPLETED, FAILED, IN_PROGRESS, NO_COST, QUEUED, TERMINAL, CallStateError
+from domain.calls.inbound_commands import InboundCommands
 from domain.calls.live_commands import LiveCallCommands
 from domain.calls.settle_commands import SettleCommands
 from domain.calls.sms_commands import FAILED_SMS, SENDING, SENT, SmsCommands
 from domain.calls.simulated_run import SimulatedRunCommands
-from domain.calls.suppression import SuppressionIndex
-from domain.errors import NumberSuppressedError, OutsideCallHoursError
+from domain.calls.queueing import QueueCommands
 
 
-class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, SmsCommands, TenantAggregate):
+class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommands, SettleCommands, SmsCommands, TenantAggregate):
     @staticmethod
     def create_id(call_id: str) -> uuid.UUID:
         return ids.from_public(ids.CALL, call_id)
-
-    @classmethod
-    def queue(
-        cls, *, tenant_id: str, mode: str, to: str, objective: str, outcome_schema: OutcomeSchema | Mapping[str, Any],
-        consent_type: str | None, from_number: str | Callable[[], str], voice_engine: str | Callable[[str], str],
-        created_by: str, max_duration_seconds: int, now: datetime, suppressions: SuppressionIndex | None = None,
-        call_id: str | None = None, consent_record_id: str | None = None, voice_id: str | None = None,
-        language: str = "en-US", metadata: dict[str, Any] | None = None, variables: dict[str, str] | None = None,
-        simulation: dict[str, Any] | None = None,
-    ) -> Call:
-        """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
-        outcome schema, E.164, consent, suppression, call hours (a ``RequestRuleError`` whose
-        ``loc`` names the field). The caller number's and the carrier's rules need the carrier
-        account: a callable ``from_number`` runs them after these, and a callable
-        ``voice_engine`` picks the engine for the new call id. The time-dependent rules are judged
-        at a simulated call's ``simulation.at`` when it names one, else at ``now``."""
-        schema = OutcomeSchema.of(outcome_schema, limits=True)  # a request's: its size limits apply
-        destination = dialing_rules.parse_destination(to)
-        dialing_rules.check_consent(consent_type)
-        judged = simulated_at(mode, simulation) or now
-        if suppressions is not None and suppressions.is_suppressed(destination.e164, judged):
-            raise NumberSuppressedError("this number is on the suppression list", loc=dialing_rules.TO, input=to)
-        try:
-            dialing_rules.check_call_hours(destination, consent_type or "", judged)
-        except OutsideCallHoursError as exc:
-            raise exc.for_simulation() if mode == SIMULATED else exc
-        caller = from_number() if callable(from_number) else from_number
-        call_id = call_id or new_call_id()
-        return cls(
-            tenant_id=tenant_id, call_id=call_id, direction=OUTBOUND, mode=mode, to=destination.e164,
-            from_number=caller, objective=objective, outcome_schema=schema, consent_type=consent_type or "",
-            consent_record_id=consent_record_id, voice_id=voice_id,
-            voice_engine=voice_engine(call_id) if callable(voice_engine) else voice_engine, language=language,
-            metadata=metadata or {}, variables=variables or {}, simulation=simulation, created_by=created_by,
-            max_duration_seconds=max_duration_seconds, at=now,
-        )
 
     @event("Queued")
     def __init__(
@@ -145,6 +107,12 @@ class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, SmsCommands, 
         self.transfer: dict[str, Any] | None = None  # {destinations, brief, legs, status}
         self.recording_sid: str | None = None
         self.sms: list[dict[str, Any]] = []  # post-call messages: {template_id, to, body, status, sent_at, ...}
+        # Inbound (inbound_commands.py): the number's routing, persona and voicemail; the agent's tokens.
+        self.routing: dict[str, Any] | None = None  # {action, reason, destination}
+        self.persona: str | None = None
+        self.record_inbound = False
+        self.voicemail: dict[str, Any] | None = None  # {recording_url, recording_sid, duration_seconds, text}
+        self.agent_usage: dict[str, int] = {}
 
     @property
     def is_terminal(self) -> bool:
@@ -171,7 +139,7 @@ class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, SmsCommands, 
     def _restarted(self, lease_until: datetime, at: datetime) -> None:
         self.started_at, self.lease_until, self.answered_by, self.turns = at, lease_until, None, []
         self.duration_seconds = self.ended_at = self.outcome = self.partial_outcome = self.confidence = None
-        self.usage = {}
+        self.usage, self.agent_usage = {}, {}
 
     @event("DialRequested")
     def _dial_requested(self, amd: bool, at: datetime) -> None:
@@ -244,6 +212,30 @@ class Call(LiveCallCommands, SimulatedRunCommands, SettleCommands, SmsCommands, 
     def _sms_failed(self, template_id: str, error: str, at: datetime) -> None:
         self.sms = [{**m, "status": FAILED_SMS, "error": error} if m["template_id"] == template_id else m
                     for m in self.sms]
+
+    @event("InboundRouted")
+    def _inbound_routed(self, action: str, reason: str, destination: str | None, persona: str | None, record: bool,
+                        objective: str | None, outcome_schema: OutcomeSchema | dict[str, Any] | None,
+                        at: datetime) -> None:
+        self.routing = {"action": action, "reason": reason, "destination": destination}
+        self.persona, self.record_inbound = persona, record
+        if objective is not None and outcome_schema is not None:
+            self.objective, self.outcome_schema = objective, OutcomeSchema.of(outcome_schema)
+
+    @event("VoicemailRecorded")
+    def _voicemail_recorded(self, url: str, recording_sid: str, duration_seconds: int, at: datetime) -> None:
+        self.voicemail = {**(self.voicemail or {}), "recording_url": url, "recording_sid": recording_sid,
+                          "duration_seconds": duration_seconds}
+
+    @event("VoicemailTranscribed")
+    def _voicemail_transcribed(self, text: str, at: datetime) -> None:
+        self.voicemail = {**(self.voicemail or {}), "text": text}
+        self.turns = [*self.turns, {"speaker": CALLEE, "text": text}] if text else self.turns
+
+    @event("AgentUsageRecorded")
+    def _agent_usage_recorded(self, usage: dict[str, int], at: datetime) -> None:
+        self.agent_usage = {name: self.agent_usage.get(name, 0) + usage.get(name, 0)
+                            for name in {*self.agent_usage, *usage}}
 
     @event("Answered")
     def _answered(self, answered_by: str, at: datetime) -> None:

@@ -35,8 +35,18 @@ class LiveCallCommands(_Base):
 
     @property
     def ready_to_settle(self) -> bool:
-        """A live conversation is over: its voice session closed and no transfer is under way."""
-        return not self.is_terminal and self.session_state == "closed" and not self.transfer_pending
+        """A live call's outcome is known and no transfer is under way: the agent's voice session
+        closed; a voicemail's text arrived; a call its number routed away from the agent
+        (inbound_plan.ROUTED_AWAY) is transferred, or was given its closing instructions (message,
+        hangup), which end it whether or not the carrier reports the end."""
+        if self.is_terminal or self.transfer_pending:
+            return False
+        action = self.route_action
+        if action == "agent":
+            return self.session_state == "closed"
+        if action == "voicemail":
+            return (self.voicemail or {}).get("text") is not None
+        return action != "transfer" or self.transfer is not None
 
     @property
     def awaiting_verdict(self) -> bool:
@@ -146,13 +156,16 @@ class LiveCallCommands(_Base):
     def carrier_final(self, carrier_status: str, duration_seconds: int, now: datetime) -> bool:
         """The carrier's final status (``completed``, ``busy``, ``no_answer``, ``failed``, ``canceled``),
         recorded once: a failure status fails the call with its code, and a call that ended before
-        its conversation started (no voice session, no transfer) has hung up. False when it was
-        already recorded or the call is terminal."""
+        its conversation started (no voice session, no transfer), or a voicemail call with no
+        message, has hung up. False when it was already recorded or the call is terminal."""
         if not self.carrier_ended(carrier_status, duration_seconds, now):
             return False
         failure = CARRIER_FAILURES.get(carrier_status)
+        action = self.route_action
         if failure is not None:
             self.fail(*failure, now)
-        elif self.session_state == "none" and self.transfer is None:
+        elif action == "voicemail" and not (self.voicemail or {}).get("recording_sid"):
+            self.fail("hung_up", "the caller hung up without leaving a message", now)
+        elif action == "agent" and self.session_state == "none" and self.transfer is None:
             self.fail("hung_up", "the call ended before the conversation started", now)
         return True

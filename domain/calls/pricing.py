@@ -1,5 +1,7 @@
-"""Call costs as decimals from a price table: voice minutes × engine price, extraction tokens ×
-model price (ARCHITECTURE.md §7). Simulated calls spend no voice minutes."""
+"""Call costs as decimals from a price table (ARCHITECTURE.md §7): ``cost_voice`` is the
+conversation (voice minutes × engine price, plus the agent's model tokens × model price),
+``cost_extraction`` the extraction's tokens × model price. Simulated calls spend no voice minutes;
+their agent's tokens are priced all the same (docs/decisions.md 35)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,10 @@ class PriceTable:
         return (per_minute * Decimal(seconds) / Decimal(60)).quantize(CENT_FRACTION, ROUND_HALF_UP)
 
     def extraction(self, usage: Mapping[str, int]) -> Decimal:
+        return self.tokens(usage)
+
+    def tokens(self, usage: Mapping[str, int]) -> Decimal:
+        """Model tokens at the model's prices: the extraction's, and the agent's over a conversation."""
         cost = (
             Decimal(usage.get("input_tokens", 0)) * self.input_per_million_tokens
             + Decimal(usage.get("output_tokens", 0)) * self.output_per_million_tokens

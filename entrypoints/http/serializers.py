@@ -41,6 +41,9 @@ def call_record(call: Call) -> dict[str, Any]:
         "outcome_schema": call.outcome_schema.to_definition(),
         "metadata": call.metadata,
         "variables": call.variables,
+        # An inbound call's routing by its number (docs/numbers.md "Inbound calls"): {action, reason,
+        # destination}; null for an outbound call or one not routed yet.
+        "routing": getattr(call, "routing", None),
         # Post-call messages of the call's number (docs/numbers.md): status sending | sent | failed.
         "sms": [{"template_id": m["template_id"], "to": m["to"], "body": m["body"], "status": m["status"],
                  "sent_at": iso(m["sent_at"])} for m in getattr(call, "sms", ())],

@@ -1,5 +1,6 @@
-"""Reactor that settles live calls: when a call's voice session has closed and no transfer is under
-way, extract its outcome on a worker thread (the model call may take seconds)."""
+"""Reactor that settles live calls once they are over (``Call.ready_to_settle``: the voice session
+closed, a voicemail's text arrived, a call routed away ended; no transfer under way): the outcome
+is extracted on a worker thread (the model call may take seconds)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ log = structlog.get_logger(__name__)
 
 class LiveSettler:
     name = "live_settler"
-    handles = (Call.VoiceSessionClosed, Call.TransferLegEnded, Call.CarrierEnded)
+    handles = (Call.VoiceSessionClosed, Call.TransferLegEnded, Call.CarrierEnded, Call.VoicemailTranscribed,
+               Call.InboundRouted)
 
     def __init__(self, calling: Calling, tracking: Any, max_workers: int = 8) -> None:
         self.calling = calling

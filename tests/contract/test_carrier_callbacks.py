@@ -7,6 +7,9 @@ from __future__ import annotations
 import base64
 import json
 import time
+from decimal import Decimal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlencode
 from xml.etree import ElementTree
@@ -14,6 +17,7 @@ from xml.etree import ElementTree
 import pytest
 from twilio.request_validator import RequestValidator
 
+from adapters.scripted.brain import ScriptedSession
 from adapters.speech.loopback import SILENCE, UtteranceDecoder, encode_utterance
 from domain.calls.call import Call
 from tests.fakes.twilio.rest import FakeAccount
@@ -227,6 +231,17 @@ def human(client, container, account, call_id: str, sid: str) -> None:
                   form(account, sid, AnsweredBy="human"), account.auth_token).status_code == 204
 
 
+@contextmanager
+def answered_relay(client, container, account, call_id: str, sid: str) -> Iterator[Any]:
+    """The relay socket of a dialled call a human answered, its setup sent with the call's token."""
+    token = twiml_token(client, container, account, call_id, sid)
+    human(client, container, account, call_id, sid)
+    with client.websocket_connect(f"/webhooks/carrier/relay/{call_id}") as ws:
+        ws.send_text(json.dumps({"type": "setup", "callSid": sid, "accountSid": account.sid,
+                                 "customParameters": {"token": token}}))
+        yield ws
+
+
 def relay_messages(ws) -> list[dict[str, Any]]:
     """Server messages up to and including the end of one agent turn."""
     got = []
@@ -242,11 +257,7 @@ def relay_messages(ws) -> list[dict[str, Any]]:
 def test_relay_conversation_reaches_a_typed_outcome(client, container, fake, acme):
     tenant, account = acme
     call_id, sid = dialed_call(client, container, fake, tenant)
-    token = twiml_token(client, container, account, call_id, sid)
-    human(client, container, account, call_id, sid)
-    with client.websocket_connect(f"/webhooks/carrier/relay/{call_id}") as ws:
-        ws.send_text(json.dumps({"type": "setup", "callSid": sid, "accountSid": account.sid,
-                                 "customParameters": {"token": token}}))
+    with answered_relay(client, container, account, call_id, sid) as ws:
         first = relay_messages(ws)
         assert "confirmed" in first[-1]["token"]
         ws.send_text(json.dumps({"type": "dtmf", "digit": "5"}))
@@ -369,3 +380,25 @@ def test_a_machine_verdict_while_the_socket_waits_sends_no_audio(client, contain
         assert refused(ws) == []
     record = client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()
     assert (record["status"], record["error_code"]) == ("failed", "machine_detected")
+
+
+def test_a_live_conversations_agent_tokens_are_recorded_and_priced_in_its_voice_cost(client, container, fake, acme,
+                                                                                     monkeypatch):
+    """The voice session reports the agent's token usage when it closes (issue 14 item 2)."""
+    spent = {"input_tokens": 20_000, "output_tokens": 2_000}
+    monkeypatch.setattr(ScriptedSession, "usage", property(lambda self: dict(spent)))
+    tenant, account = acme
+    call_id, sid = dialed_call(client, container, fake, tenant)
+    with answered_relay(client, container, account, call_id, sid) as ws:
+        relay_messages(ws)
+        ws.send_text(json.dumps({"type": "prompt", "voicePrompt": "Yes, it is.", "last": True}))
+        relay_messages(ws)
+        assert json.loads(ws.receive_text())["type"] == "end"
+    signed(client, container, f"/webhooks/carrier/status/{call_id}",
+           form(account, sid, CallStatus="completed", CallDuration="30"), account.auth_token)
+    record = wait_terminal(client, tenant, call_id)
+    call = container.calling.find(Call, Call.create_id(call_id))
+    prices = container.calling.ports.prices
+    assert call.agent_usage == spent
+    assert Decimal(record["cost_voice"]) == prices.voice(call.voice_engine, 30, simulated=False) + prices.tokens(spent)
+    assert Decimal(record["cost_total"]) == Decimal(record["cost_voice"]) + Decimal(record["cost_extraction"])

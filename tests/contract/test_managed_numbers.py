@@ -8,11 +8,14 @@ import itertools
 import time
 import uuid
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from twilio.request_validator import RequestValidator
 
+from application.calling import inbound
 from domain import ids
 from domain.numbers.use_cases import ALLOWED
 from entrypoints.bootstrap.managed import managed_numbering
@@ -279,3 +282,28 @@ def test_a_managed_number_texts_after_its_calls_from_the_managed_account(client,
     texts = [m for m in fake.messages.values() if m["to"] == caller]
     assert [(m["account_sid"], m["from"], m["body"]) for m in texts] == [
         (MANAGED_SID, number["e164"], f"Thanks for calling {number['e164']}.")]
+
+
+def test_a_text_to_a_managed_number_is_acknowledged_with_no_reply_and_its_body_is_not_logged(client, container,
+                                                                                              tenant, area_code,
+                                                                                              monkeypatch):
+    """The number's SMS URL (set at purchase) answers the carrier: signed by the managed account,
+    200 with an empty reply document; anything else 403."""
+    number = bought(client, tenant.headers, area_code)
+    form = {"MessageSid": "SM" + "1" * 32, "AccountSid": MANAGED_SID, "From": "+14155550142",
+            "To": number["e164"], "Body": "Is the clinic open on Sunday?", "NumSegments": "1"}
+    url = container.settings.base_url + "/webhooks/carrier/sms"
+    signature = RequestValidator(MANAGED_TOKEN).compute_signature(url, form)
+
+    lines: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(inbound, "log", SimpleNamespace(info=lambda event, **fields: lines.append((event, fields))))
+    answered = client.post("/webhooks/carrier/sms", data=form, headers={"X-Twilio-Signature": signature})
+
+    assert answered.status_code == 200, answered.text
+    assert answered.text.endswith("<Response />") and answered.headers["content-type"].startswith("application/xml")
+    assert lines == [("number.sms_received", {"number_id": number["id"], "tenant_id": tenant.tenant_id})], lines
+    forged = client.post("/webhooks/carrier/sms", data=form, headers={"X-Twilio-Signature": "x" + signature[1:]})
+    assert forged.status_code == 403
+    unknown = {**form, "To": "+14155550999"}
+    signature = RequestValidator(MANAGED_TOKEN).compute_signature(url, unknown)
+    assert client.post("/webhooks/carrier/sms", data=unknown, headers={"X-Twilio-Signature": signature}).status_code == 403

@@ -2,8 +2,9 @@
 
 Every shell command of the "Walk-through" section (``curl`` and ``.venv/bin/callwright``) runs in
 bash as written, with only what a reader fills in themselves filled in: the server's port, the key
-the sign-up printed (``sk_live_…``), the call id a create printed (``cll_…``) and ``request.json``
-(the body shown above it). Each must exit 0, and the answer shown under it in ``# …`` lines must be
+the sign-up printed (``sk_live_…``), the call id a create printed (``cll_…``), ``request.json``
+(the body shown above it), and for the phone line their carrier account's SID and token (a fake
+carrier's on loopback), the number id and the SMS template id the answers printed. Each must exit 0, and the answer shown under it in ``# …`` lines must be
 in its output (fragments without ``…``; a read is retried while the call is still running).
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.service import ServeProcess, callwright_executable, offline_server
+from tests.fakes.twilio import FakeTwilio
 from tests.support.readme import README, first_call_body
 
 pytestmark = pytest.mark.e2e
@@ -69,13 +71,25 @@ def fragments(comment: str) -> list[str]:
     return [item for item in found if ELLIPSIS not in item]
 
 
+README_NUMBER = "+14155550100"  # the number the walk-through registers: one of the fake carrier account's
+
+
 @pytest.fixture
-def server() -> Iterator[ServeProcess]:
-    with offline_server("callwright-e2e-readme-") as started:
+def carrier() -> Iterator[FakeTwilio]:
+    """The carrier a reader has an account with (loopback only): the walk-through's phone line."""
+    with FakeTwilio().start() as fake:
+        yield fake
+
+
+@pytest.fixture
+def server(carrier: FakeTwilio) -> Iterator[ServeProcess]:
+    with offline_server("callwright-e2e-readme-", twilio_api_base_url=carrier.base_url) as started:
         yield started
 
 
-def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, tmp_path: Path) -> None:
+def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, carrier: FakeTwilio, tmp_path: Path) -> None:
+    account = carrier.add_account(numbers=[(README_NUMBER, "Front desk")])
+    filled = {'"AC…"': f'"{account.sid}"', '"auth_token": "…"': f'"auth_token": "{account.auth_token}"'}
     steps = walkthrough_steps()
     assert len(steps) >= 10, [step.command for step in steps]
     port = server.base_url.rsplit(":", 1)[1]
@@ -90,6 +104,8 @@ def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, tmp_path: 
             continue  # set below from the sign-up's answer
         if call_id:
             command = command.replace("cll_…", call_id)
+        for placeholder, value in filled.items():
+            command = command.replace(placeholder, value)
         deadline = time.monotonic() + (20 if step.expected else 0)
         while True:
             done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -106,6 +122,10 @@ def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, tmp_path: 
         if command.startswith("export "):
             name, _, value = command[len("export "):].partition("=")
             env[name] = env["KEY"] if value == "$KEY" else value
+        if "/v1/numbers/byo" in command:
+            filled["5b4be5c9-…"] = json.loads(output)["id"]
+        if "sms_templates" in command:
+            filled["smt_…"] = json.loads(output)["sms_templates"][0]["id"]
         found = re.findall(r"cll_[0-9a-f]{32}", output)
         call_id = found[0] if found and "calls list" not in command and "?status" not in command else call_id
     assert (tmp_path / "calls.csv").read_text().startswith("call_id,created_at,to")

@@ -13,7 +13,8 @@ STORED = {
     "Queued", "Started", "DialRequested", "Dialed", "InboundAnswered", "CarrierProgressed", "CarrierEnded",
     "VoiceSessionOpened", "VoiceSessionClosed", "TransferRequested", "TransferLegEnded", "RecordingAttached",
     "Answered", "TurnRecorded", "Ended", "OutcomeExtracted", "PartialOutcomeRecorded", "Completed", "Failed",
-    "Leased", "Restarted", "SmsClaimed", "SmsSent", "SmsFailed",
+    "Leased", "Restarted", "SmsClaimed", "SmsSent", "SmsFailed", "InboundRouted", "VoicemailRecorded",
+    "VoicemailTranscribed", "AgentUsageRecorded",
 }
 
 

@@ -81,6 +81,32 @@ class CarrierCallbacks(Controller):
         return _document(container, await _on_call(request, container, call_id, lambda call, signed: (
             transfers.transfer_instructions(container.calling, call, container.carrier_edge.read_transfer(signed.form)))))
 
+    @post("/keypad/{call_id:str}", status_code=HTTP_200_OK,
+          summary="The key an inbound caller pressed at the number's keypad menu (Digits)")
+    async def keypad(self, request: Request, container: Container, call_id: str) -> Response[str]:
+        return _document(container, await _on_call(request, container, call_id, lambda call, signed: (
+            inbound.keypad_pressed(container.calling, call, container.carrier_edge.read_keypad(signed.form)))))
+
+    @post("/voicemail/{call_id:str}", status_code=HTTP_200_OK,
+          summary="An inbound caller's voicemail was recorded: kept as the call's recording")
+    async def voicemail(self, request: Request, container: Container, call_id: str) -> Response[str]:
+        return _document(container, await _on_call(request, container, call_id, lambda call, signed: (
+            inbound.voicemail_recorded(container.calling, call, container.carrier_edge.read_voicemail(signed.form)))))
+
+    @post("/voicemail-text/{call_id:str}", status_code=HTTP_204_NO_CONTENT,
+          summary="The voicemail as text: its outcome is extracted against the number's voicemail_schema")
+    async def voicemail_text(self, request: Request, container: Container, call_id: str) -> None:
+        await _on_call(request, container, call_id, lambda call, signed: inbound.voicemail_transcribed(
+            container.calling, call, container.carrier_edge.read_transcript(signed.form)))
+
+    @post("/sms", status_code=HTTP_200_OK,
+          summary="A text message to one of the numbers: acknowledged, no reply sent, its body not stored")
+    async def sms(self, request: Request, container: Container) -> Response[str]:
+        signed = await _signed(request, container)
+        await run_blocking(lambda: inbound.text_received(
+            container.calling, container.carrier_edge.read_inbound(signed.form), signed))
+        return _document(container, [])
+
     @post("/inbound", status_code=HTTP_200_OK,
           summary="An inbound call to one of the tenants' numbers: route it by the dialled number")
     async def inbound(self, request: Request, container: Container) -> Response[str]:

@@ -1,0 +1,214 @@
+"""A number as a phone line, end to end through the fake carrier (issue 14 item 2 acceptance): a
+caller inside the number's hours hears the greeting and reaches the agent (and gets the post-call
+SMS only when its condition holds); outside them each ``overflow_action``; a keypad route
+transfers; voicemail's outcome follows ``voicemail_schema``; recording follows
+``recording_enabled``. Each call sends exactly one ``call.completed`` webhook."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.service import ServeProcess, approved_key, base_env, bearer, free_port, start, use_carrier
+from tests.fakes.receiver import Receiver
+from tests.fakes.twilio import FakeAccount, FakeTwilio, HangUp, Press, Say, Scenario
+from tests.fakes.twilio.simulator import CallRecord
+
+pytestmark = pytest.mark.e2e
+LINE = "+14155550170"
+DESK, SALES = "+14155550181", "+14155550182"
+ALWAYS_OPEN = {day: [["00:00", "24:00"]] for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")}
+NEVER_OPEN: dict[str, Any] = {}  # a day left out is closed
+GREETING = "Thanks for calling Acme Plumbing."
+SCHEMA = {"caller_name": {"type": "string"}, "reason": {"type": "string"}}
+BASE = {
+    "objective": "Take the caller's name and reason", "outcome_schema": SCHEMA, "greeting": GREETING,
+    "persona": "Warm and brief", "timezone": "America/New_York", "hours_json": ALWAYS_OPEN, "routes": [],
+    "overflow_action": "hangup", "overflow_message": None, "voicemail_mode": "overflow_only",
+    "voicemail_persona": None, "voicemail_schema": {
+        "message": {"type": "string"}, "caller_name": {"type": "string", "optional": True},
+        "callback_number": {"type": "string", "optional": True}},
+    "recording_enabled": False, "sms_enabled": False, "sms_templates": [],
+    "transfer_destinations": [{"label": "Desk", "e164": DESK}, {"label": "Sales", "e164": SALES}],
+}
+
+
+class Line:
+    def __init__(self, server: ServeProcess, fake: FakeTwilio, account: FakeAccount, headers: dict[str, str],
+                 hook: Receiver) -> None:
+        self.server, self.fake, self.account, self.headers, self.hook = server, fake, account, headers, hook
+        self.http = httpx.Client(base_url=server.base_url, timeout=10)
+        listed = self.http.get("/v1/numbers", headers=headers).json()
+        self.number_id = next(n["id"] for n in listed if n["e164"] == LINE)
+
+    def configure(self, **changes: Any) -> dict[str, Any]:
+        patched = self.http.patch(f"/v1/numbers/{self.number_id}", headers=self.headers, json={**BASE, **changes})
+        assert patched.status_code == 200, patched.text
+        return patched.json()
+
+    def ring(self, caller: str, *turns: Any) -> tuple[CallRecord, dict[str, Any]]:
+        """A call from ``caller`` playing ``turns``: what the carrier saw, and the settled record
+        once its post-call texts (if any) are no longer being sent."""
+        sid = self.fake.place_inbound(self.account, to=LINE, from_=caller,
+                                      voice_url=f"{self.server.base_url}/webhooks/carrier/inbound",
+                                      scenario=Scenario(turns=list(turns)))
+        seen = self.fake.wait_finished(sid, timeout=20)
+        deadline = time.monotonic() + 20
+        while True:
+            page = self.http.get("/v1/calls", params={"direction": "inbound"}, headers=self.headers).json()
+            mine = [c for c in page["data"] if c["from"] == caller]
+            record = self.http.get(f"/v1/calls/{mine[0]['call_id']}", headers=self.headers).json() if mine else {}
+            if record.get("status") in ("completed", "failed") and all(s["status"] != "sending" for s in record["sms"]):
+                return seen, record
+            assert time.monotonic() < deadline, (record, seen.notes, self.server.output()[-3000:])
+            time.sleep(0.05)
+
+    def completed_webhooks(self, call_id: str, wait: float = 10.0) -> list[dict[str, Any]]:
+        """The ``call.completed`` deliveries for the call (waiting for the first, then a moment for any second)."""
+        deadline = time.monotonic() + wait
+        while True:
+            found = [body for body in (json.loads(r.body) for r in list(self.hook.received))
+                     if body.get("data", {}).get("call_id") == call_id]
+            if found or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        return [body for body in (json.loads(r.body) for r in list(self.hook.received))
+                if body.get("data", {}).get("call_id") == call_id and body.get("type") == "call.completed"]
+
+
+@pytest.fixture(scope="module")
+def line() -> Iterator[Line]:
+    workdir = Path(tempfile.mkdtemp(prefix="callwright-e2e-lines-"))
+    fake = FakeTwilio().start()
+    hook = Receiver()
+    port = free_port()
+    env = base_env(host="127.0.0.1", port=str(port), data_dir=str(workdir / "var"),
+                   public_base_url=f"http://127.0.0.1:{port}", twilio_api_base_url=fake.base_url,
+                   rate_limit_tiers='{"standard": 1000000}', webhook_allow_private="1", webhook_allow_http="1",
+                   reconcile_after_seconds="2")  # the number has no status callback: the carrier is asked
+    env.pop("ANTHROPIC_API_KEY", None)
+    server = start(env, port, workdir, 0)
+    try:
+        account = fake.add_account(numbers=[(LINE, "Acme line")])
+        headers = bearer(approved_key(server, "lines@example.com"))
+        use_carrier(server, headers, account, LINE)
+        with server.client() as http:
+            assert http.post("/v1/numbers/byo", headers=headers, json={"e164": LINE}).status_code == 201
+            assert http.post("/v1/webhooks", headers=headers, json={"url": hook.url}).status_code == 201
+        yield Line(server, fake, account, headers, hook)
+    finally:
+        fake.close()
+        hook.close()
+        server.cleanup()
+        server.stop_postgres()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def said_by_twiml(seen: CallRecord) -> list[str]:
+    return [text for speaker, text in seen.transcript if speaker == "twiml-say"]
+
+
+def test_inside_hours_the_greeting_then_the_agent_then_the_sms_only_when_its_condition_holds(line: Line) -> None:
+    line.configure(sms_enabled=True, sms_templates=[
+        {"name": "Boiler", "body": "Thanks {{ outcome.caller_name }}, a plumber will call {{ call.from }}.",
+         "condition": {"field": "reason", "op": "eq", "value": "A broken boiler"}}])
+    caller = "+442071830001"
+    seen, record = line.ring(caller, Say("Ada Lovelace"), Say("A broken boiler"))
+    assert said_by_twiml(seen)[:1] == [GREETING] and seen.setup is not None  # spoken before the socket opened
+    assert (record["status"], record["outcome"]) == ("completed", {"caller_name": "Ada Lovelace",
+                                                                   "reason": "A broken boiler"}), record
+    assert record["routing"] == {"action": "agent", "reason": "open", "destination": None}
+    assert [(s["to"], s["body"], s["status"]) for s in record["sms"]] == [
+        (caller, f"Thanks Ada Lovelace, a plumber will call {caller}.", "sent")]
+    assert record["recording_url"] is None and seen.recording_sid is None  # recording_enabled is off
+    assert len(line.completed_webhooks(record["call_id"])) == 1
+
+    other = "+442071830002"
+    _, record = line.ring(other, Say("Grace Hopper"), Say("A leaking tap"))
+    assert record["status"] == "completed" and record["sms"] == []
+    assert not [m for m in line.fake.messages.values() if m["to"] == other]
+    assert len(line.completed_webhooks(record["call_id"])) == 1
+
+
+def test_an_agent_call_is_recorded_when_the_number_records(line: Line) -> None:
+    line.configure(recording_enabled=True)
+    seen, record = line.ring("+442071830003", Say("Alan Turing"), Say("A question"))
+    assert record["status"] == "completed", record
+    deadline = time.monotonic() + 10
+    while record["recording_url"] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        record = line.http.get(f"/v1/calls/{record['call_id']}", headers=line.headers).json()
+    assert seen.recording_url and record["recording_url"] == seen.recording_url + ".mp3"
+
+
+@pytest.mark.parametrize("action", ["voicemail", "transfer", "message", "hangup"])
+def test_outside_hours_each_overflow_action(line: Line, action: str) -> None:
+    line.configure(hours_json=NEVER_OPEN, overflow_action=action, overflow_message="We are closed until nine.")
+    caller = f"+44207183010{['voicemail', 'transfer', 'message', 'hangup'].index(action)}"
+    turns = [Say("Ada here, please call me back"), HangUp()] if action == "voicemail" else [Say("Hello?")]
+    seen, record = line.ring(caller, *turns)
+    assert GREETING not in said_by_twiml(seen) and seen.setup is None  # no greeting, no agent
+    assert record["routing"]["reason"] == "closed" and record["routing"]["action"] == action, record
+    if action == "voicemail":
+        assert said_by_twiml(seen)[0] == "We are closed until nine."
+        assert (record["status"], record["outcome"]) == ("completed", {
+            "message": "Ada here, please call me back", "caller_name": None, "callback_number": None}), record
+        assert record["recording_url"] == seen.voicemails[0]["url"] + ".mp3"
+    elif action == "transfer":
+        assert seen.dialled == [DESK]
+        assert record["outcome"] == {"route": "transfer", "reason": "closed", "destination": "Desk",
+                                     "transferred": True}, record
+    elif action == "message":
+        assert said_by_twiml(seen) == ["We are closed until nine."] and seen.dialled == []
+        assert record["outcome"] == {"route": "message", "reason": "closed", "destination": None,
+                                     "transferred": None}, record
+    else:
+        assert said_by_twiml(seen) == [] and seen.dialled == []
+        assert record["outcome"]["route"] == "hangup", record
+    assert record["status"] == "completed"
+    assert len(line.completed_webhooks(record["call_id"])) == 1
+
+
+def test_a_keypad_route_transfers_to_its_destination(line: Line) -> None:
+    line.configure(greeting="Press 2 for sales.", routes=[
+        {"match": {"caller_prefix": "+1"}, "action": "voicemail"},
+        {"match": {"keypad": "2"}, "action": "transfer", "destination": "Sales"}])
+    seen, record = line.ring("+442071830201", Press("2"))
+    assert said_by_twiml(seen) == ["Press 2 for sales."] and seen.dialled == [SALES], seen.notes
+    assert record["outcome"] == {"route": "transfer", "reason": "keypad", "destination": "Sales",
+                                 "transferred": True}, record
+    assert len(line.completed_webhooks(record["call_id"])) == 1
+
+    seen, record = line.ring("+442071830202", Press("9"), Say("Ada Lovelace"), Say("A question"))
+    assert seen.dialled == [] and record["routing"] == {"action": "agent", "reason": "open", "destination": None}
+    assert record["outcome"] == {"caller_name": "Ada Lovelace", "reason": "A question"}, record
+
+
+def test_voicemail_always_records_a_message_whose_outcome_follows_the_voicemail_schema(line: Line) -> None:
+    line.configure(voicemail_mode="always", voicemail_persona="Calm", voicemail_schema={
+        "summary": {"type": "string"}, "urgent": {"type": "boolean", "optional": True}})
+    seen, record = line.ring("+442071830301", Say("The boiler is leaking again"), Say("on the second floor"),
+                             HangUp())
+    assert said_by_twiml(seen)[0] == GREETING and seen.setup is None
+    assert record["routing"] == {"action": "voicemail", "reason": "voicemail_always", "destination": None}
+    assert (record["status"], record["outcome"]) == ("completed", {
+        "summary": "The boiler is leaking again on the second floor", "urgent": None}), record
+    assert record["outcome_schema"]["summary"]["type"] == "string"
+    assert record["transcript"] == "callee: The boiler is leaking again on the second floor"
+    assert len(line.completed_webhooks(record["call_id"])) == 1
+
+
+def test_a_caller_who_leaves_no_message_fails_the_voicemail_as_hung_up(line: Line) -> None:
+    line.configure(voicemail_mode="always")
+    _, record = line.ring("+442071830302", HangUp())
+    assert (record["status"], record["error_code"]) == ("failed", "hung_up"), record
+    assert len(line.completed_webhooks(record["call_id"])) == 1
