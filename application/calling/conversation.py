@@ -59,8 +59,14 @@ class LiveConversation:
         if call is None:
             return False
         self._opened = time.monotonic()
-        inbound.start_recording(self.calling, call)
         return True
+
+    def start_recording(self) -> None:
+        """Record an inbound call whose number records (a carrier request: the socket runs it
+        beside the conversation, not before the agent's first words)."""
+        call = self._call()
+        if call is not None:
+            inbound.start_recording(self.calling, call)
 
     def verdict(self) -> str:
         """``go`` when the agent may speak, ``wait`` while answering-machine detection runs,

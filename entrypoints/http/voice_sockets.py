@@ -109,6 +109,7 @@ class SocketSession:
         self.reason = "carrier_closed"
         self._opened = False
         self._pump: asyncio.Task[None] | None = None
+        self._recording: asyncio.Task[None] | None = None  # asks the carrier to record, beside the conversation
 
     async def __aenter__(self) -> SocketSession:
         await self.socket.accept()
@@ -123,6 +124,7 @@ class SocketSession:
             self.reason = "refused"
             return None
         self._opened = True
+        self._recording = asyncio.create_task(run_blocking(self.conversation.start_recording))
         if not await _verdict(self.conversation):
             self.reason = "call_ended"
             return None
@@ -132,6 +134,11 @@ class SocketSession:
         if self._pump is not None:
             self._pump.cancel()
         self.metrics.sessions.labels(self.transport, self.reason).inc()
+        if self._recording is not None:
+            (failed,) = await asyncio.gather(self._recording, return_exceptions=True)
+            if isinstance(failed, Exception):  # the carrier's refusals are logged inside; never the call's failure
+                log.error("call.recording_start_failed", call_id=self.conversation.call_id,
+                          error=type(failed).__name__, exc_info=failed)
         if self._opened:
             await run_blocking(self.conversation.close, self.reason)
         await _close(self.socket, POLICY_VIOLATION if self.reason == "refused" else 1000)
