@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from application.calling.app import Calling
-from application.calling.create import CallRequest, check_shared, queue_call
+from application.calling.create import CallRequest, check_shared, complete, queue_call
 from application.calling.suppressions import index_of
+from application.templates.templates import filled_request
 from application.principal import Principal
 from domain.calls.call import Call
 from domain.errors import RequestRuleError
@@ -42,6 +43,7 @@ def _rejected(to: str, code: str, message: str) -> dict[str, Any]:
 
 def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, items: list[BatchItem],
                   now: datetime) -> BatchResult:
+    shared = complete(filled_request(calling, principal, shared, ["body"]), ["body"])
     schema, caller = check_shared(calling, principal, shared)
     suppressions = index_of(calling, principal.tenant_id)  # one read for every item
     calls: list[Call] = []

@@ -8,7 +8,7 @@ checks as live ones.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -24,18 +24,23 @@ from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
 
 LIVE = "live"
+DEFAULT_LANGUAGE = "en-US"
 
 
 @dataclass(frozen=True, kw_only=True)
 class CallRequest:
+    """A call as asked for; ``None`` fields were left out (a ``template_id``'s template fills them,
+    ``application/templates/templates.py``; ``complete`` refuses what is still missing)."""
+
     to: str
-    objective: str
-    outcome_schema: dict[str, Any]
+    objective: str | None
+    outcome_schema: dict[str, Any] | None
     consent_type: str | None
     consent_record_id: str | None = None
     voice_id: str | None = None
     voice_engine: str | None = None
-    language: str = "en-US"
+    language: str | None = None  # None: en-US
+    template_id: str | None = None
     from_number: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
@@ -87,9 +92,19 @@ def _number_allowed(calling: Calling, principal: Principal, e164: str) -> None:
 def check_shared(calling: Calling, principal: Principal, request: CallRequest) -> tuple[OutcomeSchema, str]:
     """The rules a batch's items share: schema, consent, caller number and carrier; the schema
     and the caller number."""
-    schema = OutcomeSchema.compile(request.outcome_schema)
+    schema = OutcomeSchema.compile(request.outcome_schema)  # type: ignore[arg-type] - ``complete``d
     dialing_rules.check_consent(request.consent_type)
     return schema, _caller(calling, principal, request, ["body"])
+
+
+def complete(request: CallRequest, loc: list[str | int]) -> CallRequest:
+    """A request whose template (if any) has filled it: ``objective`` and ``outcome_schema`` are
+    required by now (422 ``missing``, both at once), ``language`` defaults to en-US."""
+    missing = [([*loc, name], "is required (or give a template_id whose template has it)", "missing", None)
+               for name in ("objective", "outcome_schema") if getattr(request, name) is None]
+    if missing:
+        raise ValidationFailedError(missing)
+    return request if request.language is not None else replace(request, language=DEFAULT_LANGUAGE)
 
 
 def queue_call(calling: Calling, principal: Principal, request: CallRequest, now: datetime,
@@ -114,10 +129,11 @@ def queue_call(calling: Calling, principal: Principal, request: CallRequest, now
         suppressions=suppressions,
         consent_record_id=request.consent_record_id,
         voice_id=request.voice_id,
-        language=request.language,
+        language=request.language or DEFAULT_LANGUAGE,
         metadata=request.metadata,
         variables=request.variables,
         simulation=request.simulation,
+        template_id=request.template_id,
     )
 
 

@@ -11,17 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 from application.calling.app import Calling
-from application.calling.create import LIVE, CallRequest, prepare_call
+from application.calling.create import LIVE, CallRequest, complete, prepare_call
 from application.calling.idempotency import Answer, run_once, save_first_time
 from application.calling.suppressions import NOT_REMEMBERED, index_of, remembered_index
 from application.errors import ValidationFailedError
 from application.ports import FreshReads, Offload
+from application.templates.templates import filled_request
 from application.principal import Principal
 from domain.calls.call import Call
 from domain.calls.suppression import SuppressionIndex
 from domain.errors import RequestRuleError
 
 ENDPOINT = "POST /v1/calls"
+BODY: list[str | int] = ["body"]
 
 
 def created(call: Call) -> dict[str, Any]:
@@ -35,7 +37,8 @@ async def create_call(calling: Calling, principal: Principal, request: CallReque
         return answer
 
     def produce() -> tuple[list[Any], int, dict[str, Any]]:
-        call = prepare_call(calling, principal, request, calling.ports.clock())
+        ready = complete(filled_request(calling, principal, request, BODY), BODY)
+        call = prepare_call(calling, principal, ready, calling.ports.clock())
         return [call], 201, created(call)
 
     return await offload(run_once, calling, principal, endpoint=ENDPOINT, key=key, fingerprint=fingerprint,
@@ -46,15 +49,16 @@ async def _on_loop(calling: Calling, principal: Principal, request: CallRequest,
                    reads: FreshReads | None, offload: Offload) -> Answer | None:
     """The answer, or ``None`` to go through ``run_once``: the key was used before, or the rules
     refused the call while a key may hold an earlier answer to replay."""
-    if reads is None or not calling.commits.asynchronous or request.mode == LIVE or request.from_number is not None:
-        return None  # the caller number's rules read the carrier credential and the numbers: in a thread
+    if (reads is None or not calling.commits.asynchronous or request.mode == LIVE or request.from_number is not None
+            or request.template_id is not None):
+        return None  # the caller number's rules and a template are read from the store: in a thread
     version = await reads.calling_version(SuppressionIndex.create_id(principal.tenant_id))
     index = remembered_index(calling, principal.tenant_id, version)
     if index is NOT_REMEMBERED:
         index = await offload(index_of, calling, principal.tenant_id)
     now = calling.ports.clock()
     try:
-        call = prepare_call(calling, principal, request, now, suppressions=index)
+        call = prepare_call(calling, principal, complete(request, BODY), now, suppressions=index)
     except (ValidationFailedError, RequestRuleError):
         if key is None:
             raise

@@ -14,6 +14,9 @@ PROVIDERS_WRITE = "providers:write"
 AUDIT_READ = "audit:read"
 # Additive scope for the tenant's own settings, /v1/tenants/me (voice engine default, A/B switch).
 TENANTS_WRITE = "tenants:write"
+# Additive scopes for templates (docs/templates.md): reading them, and defining or deleting them.
+TEMPLATES_READ = "templates:read"
+TEMPLATES_WRITE = "templates:write"
 
 ALL_SCOPES: tuple[str, ...] = (
     CALLS_CREATE,
@@ -24,6 +27,8 @@ ALL_SCOPES: tuple[str, ...] = (
     PROVIDERS_WRITE,
     AUDIT_READ,
     TENANTS_WRITE,
+    TEMPLATES_READ,
+    TEMPLATES_WRITE,
 )
 
 

@@ -56,6 +56,7 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         created_by: str,
         max_duration_seconds: int,
         at: datetime,
+        template_id: str | None = None,  # stored since templates exist; older events read None
     ) -> None:
         self.tenant_id = tenant_id
         self.call_id = call_id
@@ -75,6 +76,7 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         self.variables = variables
         self.simulation = simulation
         self.created_by = created_by
+        self.template_id = template_id
         self.max_duration_seconds = max_duration_seconds
         self.created_at = at
         self.status = QUEUED

@@ -36,6 +36,8 @@ from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.view import CallsListView
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
+from projections.templates.projection import TemplatesProjection
+from projections.templates.view import TemplatesView
 from projections.view import ReactorTracking
 from projections.voice_model_stats.projection import VoiceModelStatsProjection
 from projections.voice_model_stats.view import VoiceModelStatsView
@@ -99,6 +101,7 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         (container.accounts, AuditEventsView, AuditEventsProjection),
         (container.accounts, ApiKeysView, ApiKeysProjection),
         (container.calling, SuppressionsView, SuppressionsProjection),
+        (container.calling, TemplatesView, TemplatesProjection),
         (container.calling, CallsListView, CallsListProjection),
         (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
         (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),

@@ -24,6 +24,7 @@ from entrypoints.http.controllers.numbers import NumbersController
 from entrypoints.http.controllers.carrier import CarrierCallbacks
 from entrypoints.http.controllers.providers import ProvidersController
 from entrypoints.http.controllers.suppressions import SuppressionsController
+from entrypoints.http.controllers.templates import TemplatesController
 from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
@@ -60,6 +61,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             stream_socket,
             ProvidersController,
             SuppressionsController,
+            TemplatesController,
             TenantsController,
             WebhooksController,
             healthz,

@@ -41,6 +41,7 @@ def call_record(call: Call) -> dict[str, Any]:
         "outcome_schema": call.outcome_schema.to_definition(),
         "metadata": call.metadata,
         "variables": call.variables,
+        "template_id": getattr(call, "template_id", None),
         # An inbound call's routing by its number (docs/numbers.md "Inbound calls"): {action, reason,
         # destination}; null for an outbound call or one not routed yet.
         "routing": getattr(call, "routing", None),

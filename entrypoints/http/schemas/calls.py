@@ -69,12 +69,16 @@ class SimulationSpec(Strict):
 class CallOptions(Strict):
     """Fields a single call and a batch share."""
 
-    objective: Objective
-    outcome_schema: OutcomeSchemaDefinition
+    template_id: Annotated[str, StringConstraints(max_length=64), Field(
+        description="A template (tpl_…) that fills every field this request leaves out")] | None = None
+    objective: Annotated[Objective, Field(description="Required unless template_id gives it")] | None = None
+    outcome_schema: Annotated[dict[str, Any] | None, Field(json_schema_extra={
+        **definition_json_schema(), "description": "Required unless template_id gives it. "
+        + definition_json_schema().get("description", "")})] = None
     consent_type: Annotated[str, StringConstraints(max_length=64)] | None = None
     voice_id: ShortText | None = None
     voice_engine: Literal["alpha_25", "alpha_31"] | None = None
-    language: Language = "en-US"
+    language: Annotated[Language, Field(description="BCP-47; default en-US (or the template's)")] | None = None
     from_number: Annotated[str, StringConstraints(max_length=32)] | None = None
     mode: Literal["live", "simulated"] = "live"
     simulation: SimulationSpec | None = None

@@ -1,0 +1,1 @@
+"""Templates: defining, reading, deleting, and filling a call request from one."""

@@ -1,0 +1,1 @@
+"""Templates: reusable call configurations (SPEC.md Template)."""

@@ -1,0 +1,1 @@
+"""``templates_v1``: a tenant's templates for listing."""
