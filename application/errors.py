@@ -62,9 +62,11 @@ class ValidationFailedError(ApplicationError):
 
     code = "validation_failed"
 
-    def __init__(self, problems: list[tuple[list[str | int], str, str, Any]]) -> None:
+    def __init__(self, problems: list[tuple[list[str | int], str, str, Any]],
+                 contexts: list[dict[str, Any]] | None = None) -> None:
         super().__init__("; ".join(message for _, message, _, _ in problems) or "invalid request")
         self.problems = problems  # (loc, message, type code, input)
+        self.contexts = contexts or [{} for _ in problems]  # each problem's ``ctx``
 
 
 class UpstreamUnavailableError(ApplicationError):

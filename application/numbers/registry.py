@@ -16,6 +16,7 @@ from typing import Any
 
 from application.calling.app import Calling
 from application.errors import ConflictError, FieldError, NotFoundError, PermissionDeniedError, ValidationFailedError
+from application.flows.flows import published_flow_exists
 from application.principal import Principal
 from application.providers.credentials import credential_of
 from domain.errors import NumberConfigurationError, NumberDisconnectedError, NumberTakenError
@@ -93,7 +94,8 @@ def update(calling: Calling, principal: Principal, number_id: str, fields: Mappi
     def attempt() -> Number:
         number = owned(calling, principal, number_id)
         try:
-            number.update(fields, by=principal.actor, at=calling.ports.clock())
+            number.update(fields, by=principal.actor, at=calling.ports.clock(),
+                          flow_exists=published_flow_exists(calling, principal.tenant_id))
         except NumberDisconnectedError as exc:
             raise NotFoundError(f"number {number_id} was disconnected", code="number_not_found") from exc
         except NumberConfigurationError as exc:

@@ -17,6 +17,9 @@ TENANTS_WRITE = "tenants:write"
 # Additive scopes for templates (docs/templates.md): reading them, and defining or deleting them.
 TEMPLATES_READ = "templates:read"
 TEMPLATES_WRITE = "templates:write"
+# Additive scopes for flows (docs/flows.md): reading and previewing them, and drafting or publishing them.
+FLOWS_READ = "flows:read"
+FLOWS_WRITE = "flows:write"
 
 ALL_SCOPES: tuple[str, ...] = (
     CALLS_CREATE,
@@ -29,6 +32,8 @@ ALL_SCOPES: tuple[str, ...] = (
     TENANTS_WRITE,
     TEMPLATES_READ,
     TEMPLATES_WRITE,
+    FLOWS_READ,
+    FLOWS_WRITE,
 )
 
 

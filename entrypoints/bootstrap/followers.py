@@ -36,6 +36,8 @@ from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.view import CallsListView
 from projections.suppressions.projection import SuppressionsProjection
 from projections.suppressions.view import SuppressionsView
+from projections.flows.projection import FlowsProjection
+from projections.flows.view import FlowsView
 from projections.templates.projection import TemplatesProjection
 from projections.templates.view import TemplatesView
 from projections.view import ReactorTracking
@@ -102,6 +104,7 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         (container.accounts, ApiKeysView, ApiKeysProjection),
         (container.calling, SuppressionsView, SuppressionsProjection),
         (container.calling, TemplatesView, TemplatesProjection),
+        (container.calling, FlowsView, FlowsProjection),
         (container.calling, CallsListView, CallsListProjection),
         (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
         (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),

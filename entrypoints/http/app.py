@@ -24,6 +24,7 @@ from entrypoints.http.controllers.numbers import NumbersController
 from entrypoints.http.controllers.carrier import CarrierCallbacks
 from entrypoints.http.controllers.providers import ProvidersController
 from entrypoints.http.controllers.suppressions import SuppressionsController
+from entrypoints.http.controllers.flows import FlowsController
 from entrypoints.http.controllers.templates import TemplatesController
 from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
@@ -62,6 +63,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             ProvidersController,
             SuppressionsController,
             TemplatesController,
+            FlowsController,
             TenantsController,
             WebhooksController,
             healthz,

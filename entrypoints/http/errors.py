@@ -134,7 +134,8 @@ def handle_application(request: Request[Any, Any, Any], exc: ApplicationError) -
     if isinstance(exc, FieldError):
         return unprocessable([detail(exc.loc, exc.message, exc.code, exc.value, exc.ctx)])
     if isinstance(exc, ValidationFailedError):
-        return unprocessable([detail(loc, message, kind, value) for loc, message, kind, value in exc.problems])
+        return unprocessable([detail(loc, message, kind, value, ctx)
+                              for (loc, message, kind, value), ctx in zip(exc.problems, exc.contexts, strict=True)])
     status, headers = status_and_headers(exc)
     return Response(error_body(exc.code, exc.message), status_code=status, headers=headers or None)
 

@@ -27,11 +27,12 @@ PAGED = {
     "/v1/audit-events": "id",
     "/v1/suppressions": "e164",
     "/v1/templates": "id",
+    "/v1/flows": "id",
     "/v1/webhooks/{endpoint}/deliveries": "delivery_id",
 }
 WHOLE = ("/auth/api-keys", "/auth/api_keys", "/v1/webhooks", "/v1/admin/voice-model-stats")
 OFFSET_PAGED = ("/v1/calls", "/v1/webhooks/{endpoint}/deliveries")
-KEYSET_ONLY = ("/v1/templates",)  # paged by cursor alone: no offset parameter
+KEYSET_ONLY = ("/v1/templates", "/v1/flows")  # paged by cursor alone: no offset parameter
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,8 @@ def setup(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory) -
                 assert client.post("/v1/suppressions", json={"e164": to}, headers=tenant.headers).status_code == 201
                 assert client.post("/v1/templates", headers=tenant.headers, json={
                     "name": to, "objective": "Ask", "outcome_schema": {"ok": {"type": "boolean"}}}).status_code == 201
+                assert client.post("/v1/flows", headers=tenant.headers, json={
+                    "name": to, "graph_json": {"start": "bye", "nodes": [{"id": "bye", "type": "end"}]}}).status_code == 201
             receiver.wait_for(3)
             admin = _admin(container)
             yield {"client": client, "tenant": tenant, "endpoint": endpoint["id"], "admin": admin}

@@ -1,0 +1,1 @@
+"""Flows: drafts, previews and publishing of conversation graphs."""

@@ -1,0 +1,83 @@
+"""Flows (SPEC.md Flow; docs/flows.md): draft, edit, preview and publish a conversation graph.
+
+Preview and publish compile the same way (``domain/flows/compiler.py``, pure and deterministic), so
+what a preview shows is what a publish of the same draft freezes. A preview appends nothing.
+Another tenant's flow and a made-up id read as not found (404).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from application.calling.app import Calling
+from application.errors import ConflictError, ValidationFailedError
+from application.principal import Principal
+from domain import ids
+from domain.flows.compiler import CompiledFlow, FlowProblem, compile_flow
+from domain.flows.flow import FLOW, Flow
+
+PreviewResult = tuple[CompiledFlow | None, list[FlowProblem]]
+
+
+def draft_flow(calling: Calling, principal: Principal, *, name: str, graph_json: dict[str, Any]) -> Flow:
+    flow = Flow.draft(tenant_id=principal.tenant_id, name=name, graph_json=graph_json, by=principal.actor,
+                      at=calling.ports.clock())
+    calling.commit(flow)
+    return flow
+
+
+def owned_flow(calling: Calling, principal: Principal, flow_id: str) -> Flow:
+    return calling.find_owned(Flow, FLOW, flow_id, principal.tenant_id, loc="flow_id", noun="flow")
+
+
+def edit_flow(calling: Calling, principal: Principal, flow_id: str, *, name: str | None,
+              graph_json: dict[str, Any] | None) -> Flow:
+    return _changed(calling, principal, flow_id, lambda flow: flow.edit(
+        name=name, graph_json=graph_json, by=principal.actor, now=calling.ports.clock()))
+
+
+def preview_flow(calling: Calling, principal: Principal, flow_id: str,
+                 graph_json: dict[str, Any] | None = None) -> PreviewResult:
+    """The draft's (or ``graph_json``'s, unsaved) compiled artifact or its problems; nothing is stored."""
+    flow = owned_flow(calling, principal, flow_id)
+    return compile_flow(flow.name, flow.graph_json if graph_json is None else graph_json)
+
+
+def publish_flow(calling: Calling, principal: Principal, flow_id: str) -> Flow:
+    """Compile the current draft and freeze it as the next version; 422 with every problem (at
+    ``graph_json.nodes.<node id>``, ``ctx.node_id``) when it does not compile."""
+    def publish(flow: Flow) -> None:
+        compiled, problems = compile_flow(flow.name, flow.graph_json)
+        if compiled is None:
+            raise ValidationFailedError([_problem(p) for p in problems], [{"node_id": p.node_id} for p in problems])
+        flow.publish(compiled, by=principal.actor, now=calling.ports.clock())
+
+    return _changed(calling, principal, flow_id, publish)
+
+
+def published_flow_exists(calling: Calling, tenant_id: str) -> Callable[[str], bool]:
+    """Whether a flow id names a published flow of the tenant (a number's ``flow_id`` must)."""
+    def exists(flow_id: str) -> bool:
+        try:
+            flow = calling.find(Flow, ids.from_public(FLOW, flow_id))
+        except ids.MalformedIdError:
+            return False
+        return flow is not None and flow.tenant_id == tenant_id and flow.published is not None
+    return exists
+
+
+def _problem(problem: FlowProblem) -> tuple[list[str | int], str, str, Any]:
+    return (["graph_json", "nodes", problem.node_id], problem.message, problem.code, problem.node_id)
+
+
+def _changed(calling: Calling, principal: Principal, flow_id: str, change: Callable[[Flow], object]) -> Flow:
+    for _attempt in range(5):
+        flow = owned_flow(calling, principal, flow_id)
+        change(flow)
+        try:
+            calling.commit(flow)
+        except ConflictError:
+            continue  # edited or published meanwhile: apply to the newer draft
+        return flow
+    raise ConflictError("the flow keeps changing; try again", code="conflict")

@@ -1,0 +1,1 @@
+"""``flows_v1``: a tenant's flows in every state, for listing."""
