@@ -23,6 +23,13 @@ def pg_text(value: Any) -> Any:
     return value
 
 
+def keyset_page(rows: list[dict[str, Any]], limit: int, key: str) -> tuple[list[dict[str, Any]], Any]:
+    """Rows read with ``LIMIT limit + 1``: the page, and the last row's ``key`` when more follow
+    (the next page starts past it), else None."""
+    page = rows[:limit]
+    return page, page[-1][key] if len(rows) > limit and page else None
+
+
 class SqlView(PostgresTrackingRecorder):
     """Subclasses give ``table`` and ``ddl`` (``{table}`` and ``{schema}`` are substituted)."""
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from application.calling.app import Calling
-from application.errors import ConflictError, ValidationFailedError
+from application.errors import ValidationFailedError
 from application.principal import Principal
 from domain import ids
 from domain.flows.compiler import CompiledFlow, FlowProblem, compile_flow
@@ -72,12 +72,12 @@ def _problem(problem: FlowProblem) -> tuple[list[str | int], str, str, Any]:
 
 
 def _changed(calling: Calling, principal: Principal, flow_id: str, change: Callable[[Flow], object]) -> Flow:
-    for _attempt in range(5):
+    """``change`` applied to the flow as it is now (again on the newer one when an edit or a publish
+    won the race), then saved."""
+    def attempt() -> Flow:
         flow = owned_flow(calling, principal, flow_id)
         change(flow)
-        try:
-            calling.commit(flow)
-        except ConflictError:
-            continue  # edited or published meanwhile: apply to the newer draft
+        calling.commit(flow)
         return flow
-    raise ConflictError("the flow keeps changing; try again", code="conflict")
+
+    return calling.retry_on_conflict(attempt, attempts=5)

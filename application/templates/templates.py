@@ -12,7 +12,7 @@ from typing import Any
 
 from application.calling.app import Calling
 from application.calling.create import CallRequest
-from application.errors import ConflictError, NotFoundError, ValidationFailedError
+from application.errors import NotFoundError, ValidationFailedError
 from application.principal import Principal
 from domain import ids
 from domain.templates.template import TEMPLATE, Template
@@ -33,15 +33,13 @@ def owned_template(calling: Calling, principal: Principal, template_id: str) -> 
 
 
 def delete_template(calling: Calling, principal: Principal, template_id: str) -> Template:
-    for _attempt in range(5):
-        template = owned_template(calling, principal, template_id)
+    def attempt() -> Template:
+        template = owned_template(calling, principal, template_id)  # deleted meanwhile: 404
         template.delete(principal.actor, calling.ports.clock())
-        try:
-            calling.commit(template)
-        except ConflictError:
-            continue  # deleted meanwhile: the next read says 404
+        calling.commit(template)
         return template
-    raise ConflictError("the template keeps changing; try again", code="conflict")
+
+    return calling.retry_on_conflict(attempt, attempts=5)
 
 
 def filled_request(calling: Calling, principal: Principal, request: CallRequest,

@@ -9,6 +9,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from domain.timestamps import iso
+from projections.view import keyset_page
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,9 +33,8 @@ async def list_flows(pool: AsyncConnectionPool, *, tenant_id: str, limit: int = 
             params,
         )
         rows = await cur.fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return FlowPage(rows=[_summary(row) for row in rows], after=rows[-1]["position"] if more and rows else None)
+    page, after = keyset_page(rows, limit, "position")
+    return FlowPage(rows=[_summary(row) for row in page], after=after)
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from typing import Any
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from projections.view import keyset_page
+
 
 @dataclass(frozen=True, kw_only=True)
 class TemplatePage:
@@ -28,7 +30,5 @@ async def list_templates(pool: AsyncConnectionPool, *, tenant_id: str, limit: in
             params,
         )
         rows = await cur.fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
-    last = rows[-1]["position"] if more and rows else None
-    return TemplatePage(rows=[row["record"] for row in rows], after=last)
+    page, after = keyset_page(rows, limit, "position")
+    return TemplatePage(rows=[row["record"] for row in page], after=after)
