@@ -51,6 +51,7 @@ def agent_system_prompt(brief: CallBrief, today: datetime | None = None) -> str:
         "",
         "Find out the following:",
         *(describe(spec) for spec in brief.schema.fields),
+        *(["", "The call follows a published flow. Its steps:", str(brief.flow["system_prompt"])] if brief.flow else []),
         *_context(brief, today),
         "",
         "How to talk:",

@@ -3,6 +3,7 @@ reads the answers back into typed values (the default when no model key is confi
 
 from __future__ import annotations
 
+from adapters.scripted.flow_session import FlowSession
 from application.calling.ports import AgentTurn, CallBrief, Extraction
 from domain.calls.outcome_schema import FieldSpec
 from domain.calls.outcome_types import field_type
@@ -50,8 +51,8 @@ class ScriptedSession:
 class ScriptedBrain:
     name = "scripted"
 
-    def open(self, brief: CallBrief) -> ScriptedSession:
-        return ScriptedSession(brief)
+    def open(self, brief: CallBrief) -> ScriptedSession | FlowSession:
+        return FlowSession(brief) if brief.flow is not None else ScriptedSession(brief)
 
 
 def _spoken_reply(lines: list[tuple[str, str, str]], start: int) -> str | None:
@@ -63,6 +64,15 @@ def _spoken_reply(lines: list[tuple[str, str, str]], start: int) -> str | None:
         if not text.startswith("[keypad:"):
             return text
     return None
+
+
+def _flow_asks(brief: CallBrief) -> dict[str, list[str]]:
+    """A flow's questions by field: what the agent said when it asked each (``FlowSession``)."""
+    asks: dict[str, list[str]] = {}
+    for node in ((brief.flow or {}).get("graph") or {}).get("nodes", ()):
+        if node["type"] == "question":
+            asks.setdefault(node["field"], []).append(node["text"])
+    return asks
 
 
 def _monologue(brief: CallBrief, lines: list[tuple[str, str, str]]) -> dict[str, str]:
@@ -80,12 +90,14 @@ class ScriptedExtractor:
 
     def extract(self, brief: CallBrief, transcript: str, *, problems: list[str] | None = None) -> Extraction:
         lines = [line.partition(": ") for line in transcript.splitlines()]
+        flow_asks = _flow_asks(brief)
         answers: dict[str, str] = {}
         for index, (speaker, _, text) in enumerate(lines):
             if speaker != "agent":
                 continue
             for spec in brief.schema.fields:
-                if text.endswith(question_for(spec)):
+                asked = [question_for(spec), *flow_asks.get(spec.name, ())]
+                if any(text.endswith(question) for question in asked):
                     reply = _spoken_reply(lines, index + 1)
                     if reply is not None:
                         answers[spec.name] = reply

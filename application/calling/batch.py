@@ -10,6 +10,7 @@ from typing import Any
 from application.calling.app import Calling
 from application.calling.create import CallRequest, check_shared, complete, queue_call
 from application.calling.suppressions import index_of
+from application.flows.flows import flowed_request
 from application.templates.templates import filled_request
 from application.principal import Principal
 from domain.calls.call import Call
@@ -43,7 +44,8 @@ def _rejected(to: str, code: str, message: str) -> dict[str, Any]:
 
 def prepare_batch(calling: Calling, principal: Principal, shared: CallRequest, items: list[BatchItem],
                   now: datetime) -> BatchResult:
-    shared = complete(filled_request(calling, principal, shared, ["body"]), ["body"])
+    shared = complete(filled_request(calling, principal, flowed_request(calling, principal, shared, ["body"]),
+                                     ["body"]), ["body"])
     schema, caller = check_shared(calling, principal, shared)
     suppressions = index_of(calling, principal.tenant_id)  # one read for every item
     calls: list[Call] = []

@@ -10,6 +10,8 @@ for the agent's first turn, ``heard`` for every finished utterance of the other 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from application.calling import inbound, live, transfers
 from application.calling.app import Calling
@@ -27,6 +29,18 @@ STOP = "stop"
 # Answering-machine detection that has not answered after this long counts as ``unknown``: the
 # agent speaks (the spec treats an undetermined answer as human).
 VERDICT_TIMEOUT_SECONDS = 30.0
+MAX_KEYPAD_DIGITS = 32  # an entry that reaches it ends there
+
+
+def keypad_entry(spec: Mapping[str, Any], keys: str) -> str | None:
+    """The digits of a keypad step once ``keys`` end it (a terminator, not kept; the fixed length;
+    the longest entry), else None while more may come."""
+    for index, key in enumerate(keys):
+        if key in (spec.get("terminators") or ("#",)):
+            return keys[:index]
+    length = spec.get("length") if spec.get("ending_mode") == "fixed_length" else None
+    limit = int(length) if length else MAX_KEYPAD_DIGITS
+    return keys[:limit] if len(keys) >= limit else None
 
 
 class LiveConversation:
@@ -37,6 +51,7 @@ class LiveConversation:
         self._session: AgentSession | None = None
         self._opened = 0.0
         self._number: Number | None = None
+        self._keys = ""  # digits of a flow's keypad step so far
         self.ended = False
 
     # -- the socket's life ----------------------------------------------------------------------
@@ -91,9 +106,29 @@ class LiveConversation:
     def heard(self, text: str) -> AgentTurn:
         return self._respond(clean(text))
 
-    def pressed(self, digits: str) -> None:
-        masked = f"[keypad: {mask_keys(digits)}]"
-        live.change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
+    def pressed(self, digits: str) -> AgentTurn | None:
+        """Keys the other party pressed. While a flow's keypad step waits for digits they are
+        collected until its ending (a terminator, or the fixed length), then recorded for its field
+        and answered: the agent's next turn. Otherwise each press is recorded, masked."""
+        step = getattr(self._session, "keypad_step", None)
+        if step is None:
+            masked = f"[keypad: {mask_keys(digits)}]"
+            live.change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
+            return None
+        entry = keypad_entry(step["keypad"], self._keys + digits)
+        if entry is None:
+            self._keys += digits
+            return None
+        self._keys = ""
+        shown = mask_keys(entry) if step["keypad"].get("masked", True) else entry
+        clock = self.calling.ports.clock
+
+        def record(c: Call) -> None:
+            c.record_keypad_entry(step["field"], entry, clock())
+            c.record_turn(CALLEE, f"[keypad: {shown}]", clock())
+
+        live.change(self.calling, self.call_id, record)
+        return self._respond(None, entry)
 
     def close(self, reason: str) -> None:
         usage = self._session.usage if self._session is not None else {}
@@ -125,9 +160,11 @@ class LiveConversation:
         self._number = tenant_number(self.calling, call.tenant_id, own)
         return self._number
 
-    def _respond(self, heard: str | None) -> AgentTurn:
+    def _respond(self, heard: str | None, keys: str | None = None) -> AgentTurn:
+        """The agent's turn after ``heard`` (recorded as the other party's turn), or after a keypad
+        entry's ``keys`` (recorded already, masked)."""
         assert self._session is not None
-        turn = self._session.respond(heard)
+        turn = self._session.respond(heard if keys is None else keys)
         clock = self.calling.ports.clock
         said = clean(turn.say or "")
 
@@ -151,6 +188,7 @@ class LiveConversation:
         number = self._number
         if number is None or not number.transfer_destinations:
             return
-        transfers.start_transfer(self.calling, self.call_id,
-                                 [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations],
-                                 number.transfer_max_attempts, turn.transfer_brief)
+        destinations = [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations]
+        named = [d for d in destinations if d["label"] == turn.transfer_to]  # a flow's step names one
+        transfers.start_transfer(self.calling, self.call_id, named or destinations,
+                                 1 if named else number.transfer_max_attempts, turn.transfer_brief)

@@ -41,6 +41,8 @@ class CallRequest:
     voice_engine: str | None = None
     language: str | None = None  # None: en-US
     template_id: str | None = None
+    flow_id: str | None = None  # a published flow: its artifact gives objective and outcome_schema
+    flow: dict[str, Any] | None = None  # what the call runs of it (``application/flows/flows.py`` fills it)
     from_number: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
@@ -134,6 +136,7 @@ def queue_call(calling: Calling, principal: Principal, request: CallRequest, now
         variables=request.variables,
         simulation=request.simulation,
         template_id=request.template_id,
+        flow=request.flow,
     )
 
 

@@ -16,6 +16,7 @@ from application.calling.idempotency import Answer, run_once, save_first_time
 from application.calling.suppressions import NOT_REMEMBERED, index_of, remembered_index
 from application.errors import ValidationFailedError
 from application.ports import FreshReads, Offload
+from application.flows.flows import flowed_request
 from application.templates.templates import filled_request
 from application.principal import Principal
 from domain.calls.call import Call
@@ -37,7 +38,8 @@ async def create_call(calling: Calling, principal: Principal, request: CallReque
         return answer
 
     def produce() -> tuple[list[Any], int, dict[str, Any]]:
-        ready = complete(filled_request(calling, principal, request, BODY), BODY)
+        ready = complete(filled_request(calling, principal, flowed_request(calling, principal, request, BODY), BODY),
+                         BODY)
         call = prepare_call(calling, principal, ready, calling.ports.clock())
         return [call], 201, created(call)
 
@@ -50,8 +52,8 @@ async def _on_loop(calling: Calling, principal: Principal, request: CallRequest,
     """The answer, or ``None`` to go through ``run_once``: the key was used before, or the rules
     refused the call while a key may hold an earlier answer to replay."""
     if (reads is None or not calling.commits.asynchronous or request.mode == LIVE or request.from_number is not None
-            or request.template_id is not None):
-        return None  # the caller number's rules and a template are read from the store: in a thread
+            or request.template_id is not None or request.flow_id is not None):
+        return None  # the caller number's rules, a template and a flow are read from the store: in a thread
     version = await reads.calling_version(SuppressionIndex.create_id(principal.tenant_id))
     index = remembered_index(calling, principal.tenant_id, version)
     if index is NOT_REMEMBERED:

@@ -17,6 +17,7 @@ from application.calling.carrier_reports import InboundCallReport, SignedCallbac
 from application.calling.instructions import Gather, Hangup, Instruction, Record, Say
 from application.calling.live import account_of_call, account_of_number, change, ports_of
 from application.errors import ConflictError
+from application.flows.flows import number_flow_run
 from application.numbers.lookups import number_called, number_for_e164
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain import ids
@@ -114,10 +115,13 @@ def start_recording(calling: Calling, call: Call) -> None:
 
 def _record(calling: Calling, number: Number, call_id: str, carrier_sid: str, caller: str) -> Call | None:
     now = calling.ports.clock()
+    # A bound flow's latest published version, as the call starts; else the number's own settings.
+    run = number_flow_run(calling, number.tenant_id, number.flow_id) or {
+        "objective": number.objective, "outcome_schema": number.outcome_schema, "flow": None}
     call = Call(
         tenant_id=number.tenant_id, call_id=call_id, direction=INBOUND, mode="live", to=number.e164,
-        from_number=caller, objective=number.objective,
-        outcome_schema=OutcomeSchema.compile(number.outcome_schema, limits=False),  # the number's stored definition
+        from_number=caller, objective=run["objective"], flow=run["flow"],
+        outcome_schema=OutcomeSchema.compile(run["outcome_schema"], limits=False),  # a stored definition
         consent_type=INBOUND, consent_record_id=None, voice_id=None,
         voice_engine=number.voice_engine or calling.ports.voice_routing(number.tenant_id).engine_for(call_id),
         language=number.language, metadata={"number_id": number.number_id},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ class CallBrief:
     at: datetime | None = None  # when the call takes place (a simulated call's ``simulation.at``); None: now
     inbound: bool = False  # the other party called the number (the callee is the caller)
     persona: str | None = None  # how the agent comes across (an inbound number's ``persona``)
+    flow: Mapping[str, Any] | None = None  # a flow's published version: {graph, system_prompt, tools, ...}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +33,7 @@ class AgentTurn:
     end_call: bool = False
     transfer: bool = False  # hand the caller over to the number's transfer destinations
     transfer_brief: str = ""  # what the person taking the call should know
+    transfer_to: str | None = None  # a destination's label (a flow's transfer step); None: the number's, in order
 
 
 class AgentSession(Protocol):
@@ -84,9 +87,18 @@ class SpeechEngine(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class KeypadPress:
+    """A simulated callee's answer on the keypad: ``digits`` for a flow's keypad ``field``."""
+
+    field: str
+    digits: str
+    masked: bool = True  # shown as ``*`` in the transcript
+
+
 class Callee(Protocol):
     """The other party of a simulated call."""
 
-    def reply(self, agent_said: str) -> str | None:
-        """What the callee says back; None when the callee hangs up."""
+    def reply(self, agent_said: str) -> str | KeypadPress | None:
+        """What the callee says back (or presses); None when the callee hangs up."""
         ...

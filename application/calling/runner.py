@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
 from application.calling.live import live_duration
-from application.calling.ports import CallBrief
+from application.calling.ports import CallBrief, KeypadPress
 from application.errors import ConflictError
 from domain.calls.call import Call
 from domain.calls.call_rules import AGENT, CALLEE, NO_COST, CallStateError, simulated_at
@@ -56,7 +57,7 @@ def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = Fals
     return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
                      language=call.language, model=model, can_transfer=can_transfer,
                      at=simulated_at(call.mode, call.simulation), inbound=call.direction == "inbound",
-                     persona=call.persona)
+                     persona=call.persona, flow=call.flow)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:
@@ -96,7 +97,7 @@ def _converse(calling: Calling, call: Call) -> None:
         _save(calling, call)  # abandoned by the answering-machine rule, or nobody answered
         return
     brief = brief_for(call)
-    callee = ports.callee(simulation.get("facts"), simulation.get("persona"))
+    callee = ports.callee(simulation.get("facts"), simulation.get("persona"), flow_questions(brief))
     session = ports.brain.open(brief)
     heard: str | None = None
     seconds = 0.0
@@ -114,8 +115,13 @@ def _converse(calling: Calling, call: Call) -> None:
         reply = callee.reply(said)
         if reply is None:
             break
-        heard = clean(reply)
-        call.record_turn(CALLEE, heard, ports.clock())
+        if isinstance(reply, KeypadPress):  # a flow's keypad step: the digits go to the outcome, masked here
+            call.record_keypad_entry(reply.field, reply.digits, ports.clock())
+            heard = reply.digits
+            call.record_turn(CALLEE, f"[keypad: {mask_keys(heard) if reply.masked else heard}]", ports.clock())
+        else:
+            heard = clean(reply)
+            call.record_turn(CALLEE, heard, ports.clock())
         seconds += speaking_seconds(heard)
         if seconds >= call.max_duration_seconds:
             break
@@ -149,6 +155,26 @@ def settle_live(calling: Calling, call_id: str) -> bool:
     return False
 
 
+def flow_questions(brief: CallBrief) -> dict[str, dict[str, Any]]:
+    """A flow's question steps by what the agent says there: {text: {field, keypad}} (empty for a
+    call without a flow): how a simulated callee knows which fact is asked."""
+    graph = (brief.flow or {}).get("graph") or {}
+    return {node["text"]: {"field": node["field"], "keypad": node.get("keypad")}
+            for node in graph.get("nodes", ()) if node["type"] == "question"}
+
+
+def _keyed(call: Call) -> dict[str, Any]:
+    """The digits a flow's keypad steps collected, read as their fields' values (the transcript
+    has them masked: the extraction cannot)."""
+    keyed: dict[str, Any] = {}
+    for name, digits in call.keypad_entries.items():
+        try:
+            keyed[name] = call.outcome_schema.coerce(name, digits)
+        except KeyError:
+            continue
+    return keyed
+
+
 def _voice_cost(calling: Calling, call: Call) -> Decimal:
     """The conversation: voice minutes at the engine's price and the agent's tokens."""
     prices = calling.ports.prices
@@ -175,6 +201,7 @@ def _settle(calling: Calling, call: Call, brief: CallBrief) -> None:
     partial: dict[str, Any] = {}
     for _attempt in range(2):  # one retry, then the call fails (ARCHITECTURE.md §7)
         extraction = ports.extractor.extract(brief, call.transcript, problems=problems)
+        extraction = replace(extraction, outcome={**extraction.outcome, **_keyed(call)})
         partial = brief.schema.partial(extraction.outcome) or partial
         for name, count in extraction.usage.items():
             usage[name] = usage.get(name, 0) + int(count)

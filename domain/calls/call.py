@@ -57,6 +57,7 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         max_duration_seconds: int,
         at: datetime,
         template_id: str | None = None,  # stored since templates exist; older events read None
+        flow: dict[str, Any] | None = None,  # {flow_id, version, graph, system_prompt, tools}: what it runs
     ) -> None:
         self.tenant_id = tenant_id
         self.call_id = call_id
@@ -76,7 +77,8 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         self.variables = variables
         self.simulation = simulation
         self.created_by = created_by
-        self.template_id = template_id
+        self.template_id, self.flow = template_id, flow
+        self.keypad_entries: dict[str, str] = {}  # a flow's keypad fields: the digits, never in the transcript
         self.max_duration_seconds = max_duration_seconds
         self.created_at = at
         self.status = QUEUED
@@ -265,6 +267,10 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         self.outcome = outcome
         self.confidence = confidence
         self.usage = usage
+
+    @event("KeypadCollected")
+    def _keypad_collected(self, field: str, digits: str, at: datetime) -> None:
+        self.keypad_entries = {**self.keypad_entries, field: digits}
 
     @event("PartialOutcomeRecorded")
     def _partial_outcome_recorded(self, partial_outcome: dict[str, Any], at: datetime) -> None:

@@ -27,7 +27,7 @@ class QueueCommands:
         created_by: str, max_duration_seconds: int, now: datetime, suppressions: SuppressionIndex | None = None,
         call_id: str | None = None, consent_record_id: str | None = None, voice_id: str | None = None,
         language: str = "en-US", metadata: dict[str, Any] | None = None, variables: dict[str, str] | None = None,
-        simulation: dict[str, Any] | None = None, template_id: str | None = None,
+        simulation: dict[str, Any] | None = None, template_id: str | None = None, flow: dict[str, Any] | None = None,
     ) -> Call:
         """A queued outbound call, or the first rule it breaks, in the order of ARCHITECTURE.md §7:
         outcome schema, E.164, consent, suppression, call hours (a ``RequestRuleError`` whose
@@ -53,5 +53,5 @@ class QueueCommands:
             consent_record_id=consent_record_id, voice_id=voice_id,
             voice_engine=voice_engine(call_id) if callable(voice_engine) else voice_engine, language=language,
             metadata=metadata or {}, variables=variables or {}, simulation=simulation, created_by=created_by,
-            max_duration_seconds=max_duration_seconds, at=now, template_id=template_id,
+            max_duration_seconds=max_duration_seconds, at=now, template_id=template_id, flow=flow,
         )

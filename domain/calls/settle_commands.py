@@ -27,6 +27,11 @@ class SettleCommands(_Base):
             raise CallStateError("confidence must lie in [0, 1]")
         self._outcome_extracted(outcome=outcome, confidence=confidence, usage=usage, at=now)
 
+    def record_keypad_entry(self, field: str, digits: str, now: datetime) -> None:
+        """Digits a flow's keypad step collected for ``field`` (the transcript shows them masked)."""
+        self._require(IN_PROGRESS)
+        self._keypad_collected(field=field, digits=digits, at=now)
+
     def record_partial_outcome(self, partial: dict[str, Any], now: datetime) -> None:
         """The valid fields of an outcome that did not match the schema as a whole (kept, not shown
         as ``outcome``: the call fails with ``extraction_failed``)."""

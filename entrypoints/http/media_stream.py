@@ -78,15 +78,17 @@ class _Turns:
         self._work.put_nowait(("heard", text, at))
 
     def pressed(self, digit: str) -> None:
-        self._work.put_nowait(("pressed", digit, 0.0))
+        self._work.put_nowait(("pressed", digit, time.perf_counter()))
 
     async def _run(self) -> None:
         while (item := await self._work.get()) is not None:
             kind, value, at = item
             if kind == "pressed":
-                await run_blocking(self.conversation.pressed, value)
-                continue
-            turn = await run_blocking(self.conversation.heard, value)
+                turn = await run_blocking(self.conversation.pressed, value)
+                if turn is None:
+                    continue  # a press recorded, or a flow's keypad entry not complete yet
+            else:
+                turn = await run_blocking(self.conversation.heard, value)
             replied = await self.speaker.say(turn)
             self.metrics.turn.labels("stream").observe((replied or time.perf_counter()) - at)
             if self.conversation.ended:

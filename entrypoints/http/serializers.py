@@ -42,6 +42,9 @@ def call_record(call: Call) -> dict[str, Any]:
         "metadata": call.metadata,
         "variables": call.variables,
         "template_id": getattr(call, "template_id", None),
+        # The flow the call runs, and which published version of it (docs/flows.md).
+        "flow_id": (getattr(call, "flow", None) or {}).get("flow_id"),
+        "flow_version": (getattr(call, "flow", None) or {}).get("version"),
         # An inbound call's routing by its number (docs/numbers.md "Inbound calls"): {action, reason,
         # destination}; null for an outbound call or one not routed yet.
         "routing": getattr(call, "routing", None),

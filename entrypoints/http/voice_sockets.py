@@ -176,7 +176,9 @@ async def relay_socket(socket: WebSocket, call_id: str) -> None:
                     await _relay_say(socket, await run_blocking(conversation.heard, heard))
                     session.metrics.turn.labels("relay").observe(time.perf_counter() - message["_at"])
             elif kind == "dtmf" and str(message.get("digit") or "") in "0123456789*#":
-                await run_blocking(conversation.pressed, str(message["digit"]))
+                turn = await run_blocking(conversation.pressed, str(message["digit"]))
+                if turn is not None:  # a flow's keypad step is complete: the agent goes on
+                    await _relay_say(socket, turn)
             elif kind == "error":
                 log.warning("relay.error", call_id=call_id, description=str(message.get("description"))[:200])
         session.reason = "agent_ended" if conversation.ended else session.reason

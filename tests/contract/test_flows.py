@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import itertools
+import time
 from typing import Any
 
 import pytest
 
 from domain.accounts import scopes
 from domain.flows.flow import Flow
-from tests.support.call_requests import error_code, only_problem, problems
+from tests.support.call_requests import LONDON, error_code, only_problem, problems
 from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key
 from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
 
@@ -211,3 +212,74 @@ def test_a_number_binds_only_a_published_flow_of_its_tenant(client, container, f
     client.post(f"/v1/flows/{foreign['id']}/publish", headers=other.headers)
     refused = client.patch(f"/v1/numbers/{number['id']}", json={"flow_id": foreign["id"]}, headers=tenant.headers)
     assert only_problem(refused)["type"] == "flow_not_found"
+
+
+# -- calls running a flow (issue 15 item 4, simulated) ------------------------------------------------
+
+
+def call_with_flow(client, tenant: Account, flow_id: str, facts: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {"to": LONDON, "flow_id": flow_id, "consent_type": "prior_express", "mode": "simulated",
+            "simulation": {"facts": facts, "at": "2026-12-01T10:00:00Z"}, **extra}
+    created = client.post("/v1/calls", json=body, headers=tenant.headers)
+    assert created.status_code == 201, created.text
+    deadline = time.monotonic() + 10
+    while True:
+        record = client.get(f"/v1/calls/{created.json()['call_id']}", headers=tenant.headers).json()
+        if record["status"] in ("completed", "failed"):
+            return record
+        assert time.monotonic() < deadline, record
+        time.sleep(0.02)
+
+
+def test_a_simulated_call_walks_the_published_flow_keypad_digits_reach_the_outcome_masked(client, tenant):
+    flow = drafted(client, tenant)
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+
+    record = call_with_flow(client, tenant, flow["id"], {"confirmed": True, "pin": "4821"})
+
+    assert (record["status"], record["flow_id"], record["flow_version"]) == ("completed", flow["id"], 1), record
+    assert record["outcome"] == {"confirmed": True, "pin": "4821"}
+    assert "callee: [keypad: ****]" in record["transcript"] and "4821" not in record["transcript"]
+    assert record["transcript"].startswith("agent: Hello from Acme Dental. Can you come tomorrow?")
+    assert "agent: See you tomorrow." in record["transcript"]
+
+
+def test_a_branch_takes_the_path_its_answer_selects(client, tenant):
+    flow = drafted(client, tenant)
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+
+    record = call_with_flow(client, tenant, flow["id"], {"confirmed": False, "pin": "4821"})
+
+    assert record["status"] == "completed" and record["outcome"] == {"confirmed": False, "pin": None}, record
+    assert "transfer you" in record["transcript"] and "enter your 4 digit code" not in record["transcript"]
+
+
+def test_a_call_runs_the_version_published_when_it_starts(client, tenant):
+    flow = drafted(client, tenant)
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+    edited = copy.deepcopy(GRAPH)
+    edited["nodes"][0]["text"] = "Hello from the new Acme Dental."
+    client.patch(f"/v1/flows/{flow['id']}", json={"graph_json": edited}, headers=tenant.headers)
+
+    first = call_with_flow(client, tenant, flow["id"], {"confirmed": True, "pin": "1234"})
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+    second = call_with_flow(client, tenant, flow["id"], {"confirmed": True, "pin": "1234"})
+
+    assert (first["flow_version"], "new Acme" in first["transcript"]) == (1, False)
+    assert (second["flow_version"], "new Acme" in second["transcript"]) == (2, True)
+
+
+def test_a_call_with_a_flow_takes_neither_objective_nor_schema_and_needs_a_published_flow(client, tenant):
+    flow = drafted(client, tenant)
+    body = {"to": LONDON, "flow_id": flow["id"], "consent_type": "prior_express", "mode": "simulated"}
+    unpublished = only_problem(client.post("/v1/calls", json=body, headers=tenant.headers))
+    assert (unpublished["loc"], unpublished["type"]) == (["body", "flow_id"], "flow_not_found")
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+    both = problems(client.post("/v1/calls", json={**body, "objective": "Mine", "outcome_schema": {
+        "x": {"type": "string"}}}, headers=tenant.headers))
+    assert sorted((tuple(p["loc"]), p["type"]) for p in both) == [
+        (("body", "objective"), "flow_defines_outcome"), (("body", "outcome_schema"), "flow_defines_outcome")]
+    silent = drafted(client, tenant, {"start": "bye", "nodes": [{"id": "bye", "type": "end", "text": "Bye."}]})
+    client.post(f"/v1/flows/{silent['id']}/publish", headers=tenant.headers)
+    assert only_problem(client.post("/v1/calls", json={**body, "flow_id": silent["id"]},
+                                    headers=tenant.headers))["type"] == "flow_has_no_questions"

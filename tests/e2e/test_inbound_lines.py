@@ -36,7 +36,7 @@ BASE = {
     "voicemail_persona": None, "voicemail_schema": {
         "message": {"type": "string"}, "caller_name": {"type": "string", "optional": True},
         "callback_number": {"type": "string", "optional": True}},
-    "recording_enabled": False, "sms_enabled": False, "sms_templates": [],
+    "recording_enabled": False, "flow_id": None, "sms_enabled": False, "sms_templates": [],
     "transfer_destinations": [{"label": "Desk", "e164": DESK}, {"label": "Sales", "e164": SALES}],
 }
 
@@ -212,3 +212,62 @@ def test_a_caller_who_leaves_no_message_fails_the_voicemail_as_hung_up(line: Lin
     _, record = line.ring("+442071830302", HangUp())
     assert (record["status"], record["error_code"]) == ("failed", "hung_up"), record
     assert len(line.completed_webhooks(record["call_id"])) == 1
+
+
+FLOW = {
+    "start": "greet",
+    "nodes": [{"id": "greet", "type": "message", "text": "Welcome to Acme Plumbing, version one."},
+              {"id": "ask", "type": "question", "text": "Is your boiler leaking?", "field": "leaking",
+               "field_type": "boolean"},
+              {"id": "route", "type": "branch"},
+              {"id": "desk", "type": "transfer", "destination": "Sales"},
+              {"id": "bye", "type": "end", "text": "We will call you back today."}],
+    "edges": [{"from": "greet", "to": "ask"}, {"from": "ask", "to": "route"},
+              {"from": "route", "to": "desk", "when": {"field": "leaking", "op": "eq", "value": True}},
+              {"from": "route", "to": "bye"}],
+}
+
+
+def test_a_bound_flow_runs_its_published_version_and_its_branches(line: Line) -> None:
+    """Issue 15 item 4 through the fake carrier: publish v1, bind, edit the draft: calls run v1;
+    publish v2: calls run v2. A branch takes the path its answer selects (a transfer step dials the
+    destination it names)."""
+    flow = line.http.post("/v1/flows", headers=line.headers, json={"name": "Boilers", "graph_json": FLOW}).json()
+    assert line.http.post(f"/v1/flows/{flow['id']}/publish", headers=line.headers).status_code == 200
+    line.configure(greeting=None, flow_id=flow["id"])
+    edited = {**FLOW, "nodes": [{**FLOW["nodes"][0], "text": "Welcome to Acme Plumbing, version two."},
+                                *FLOW["nodes"][1:]]}
+    assert line.http.patch(f"/v1/flows/{flow['id']}", headers=line.headers, json={"graph_json": edited}).status_code == 200
+
+    _, first = line.ring("+442071830401", Say("No, it is not."))
+    assert (first["status"], first["flow_id"], first["flow_version"]) == ("completed", flow["id"], 1), first
+    assert first["outcome"] == {"leaking": False} and "version one" in first["transcript"]
+    assert "agent: We will call you back today." in first["transcript"]
+
+    assert line.http.post(f"/v1/flows/{flow['id']}/publish", headers=line.headers).status_code == 200
+    seen, second = line.ring("+442071830402", Say("Yes, it is leaking."))
+    assert (second["flow_version"], "version two" in second["transcript"]) == (2, True), second
+    assert second["outcome"] == {"leaking": True} and seen.dialled == [SALES], seen.notes
+    assert len(line.completed_webhooks(second["call_id"])) == 1
+
+
+def test_a_flows_keypad_step_collects_the_callers_digits_into_the_outcome_masked(line: Line) -> None:
+    graph = {
+        "start": "ask",
+        "nodes": [{"id": "ask", "type": "question", "text": "Is your boiler leaking?", "field": "leaking",
+                   "field_type": "boolean"},
+                  {"id": "pin", "type": "question", "text": "Please key in your 4 digit customer code.",
+                   "field": "code", "field_type": "string", "keypad": {"ending_mode": "fixed_length", "length": 4}},
+                  {"id": "bye", "type": "end", "text": "Thank you, goodbye."}],
+        "edges": [{"from": "ask", "to": "pin"}, {"from": "pin", "to": "bye"}],
+    }
+    flow = line.http.post("/v1/flows", headers=line.headers, json={"name": "Codes", "graph_json": graph}).json()
+    assert line.http.post(f"/v1/flows/{flow['id']}/publish", headers=line.headers).status_code == 200
+    line.configure(greeting=None, flow_id=flow["id"])
+
+    seen, record = line.ring("+442071830501", Say("No."), Press("4821"))
+
+    assert (record["status"], record["outcome"]) == ("completed", {"leaking": False, "code": "4821"}), (
+        record, seen.notes)
+    assert "callee: [keypad: ****]" in record["transcript"] and "4821" not in record["transcript"]
+    assert "agent: Thank you, goodbye." in record["transcript"]

@@ -4,7 +4,7 @@ Every shell command of the "Walk-through" section (``curl`` and ``.venv/bin/call
 bash as written, with only what a reader fills in themselves filled in: the server's port, the key
 the sign-up printed (``sk_live_…``), the call id a create printed (``cll_…``), ``request.json``
 (the body shown above it), and for the phone line their carrier account's SID and token (a fake
-carrier's on loopback), the template id, the number id and the SMS template id the answers printed. Each must exit 0, and the answer shown under it in ``# …`` lines must be
+carrier's on loopback), the template id, the number id, the SMS template id and the flow id the answers printed. Each must exit 0, and the answer shown under it in ``# …`` lines must be
 in its output (fragments without ``…``; a read is retried while the call is still running).
 """
 
@@ -124,6 +124,8 @@ def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, carrier: F
             env[name] = env["KEY"] if value == "$KEY" else value
         if "/v1/numbers/byo" in command:
             filled["5b4be5c9-…"] = json.loads(output)["id"]
+        if command.startswith("curl -s -X POST") and "/v1/flows -H" in command:
+            filled["flw_…"] = json.loads(output)["id"]
         if "/v1/templates" in command:
             filled["tpl_…"] = json.loads(output)["id"]
         if "sms_templates" in command:

@@ -326,7 +326,7 @@ FACTS = {"confirmed": True, "mood": "happy"}
 
 def run_simulated_call(client: anthropic.Anthropic) -> Call:
     ports = CallingPorts(clock=lambda: NOW, brain=AnthropicBrain(client), extractor=AnthropicExtractor(client),
-                         callee=lambda facts, persona: SimulatedCallee(facts, persona), prices=DEFAULT_PRICES)
+                         callee=SimulatedCallee, prices=DEFAULT_PRICES)
     calling = Calling({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=ports)
     request = CallRequest(to="+442071838750", objective="Confirm the dentist appointment", consent_type="prior_express",
                           mode="simulated", outcome_schema=SCHEMA, simulation={"facts": FACTS})

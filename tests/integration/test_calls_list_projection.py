@@ -204,7 +204,7 @@ def scenario(pg_server: DatabaseConfig) -> Iterator[Scenario]:
     db = fresh_schema(pg_server)
     env = db.eventsourcing_env(pool_size=2)
     ports = CallingPorts(clock=lambda: NOW, brain=ScriptedBrain(), extractor=ScriptedExtractor(),
-                         callee=lambda facts, persona: SimulatedCallee(facts, persona), prices=DEFAULT_PRICES)
+                         callee=SimulatedCallee, prices=DEFAULT_PRICES)
     calling = Calling(env, ports=ports)
     factory = PostgresFactory(env)
     view = CallsListView(factory.datastore)

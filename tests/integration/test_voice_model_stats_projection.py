@@ -128,7 +128,7 @@ def scenario(pg_server: DatabaseConfig) -> Iterator[Scenario]:
     db = fresh_schema(pg_server)
     env = db.eventsourcing_env(pool_size=2)
     ports = CallingPorts(clock=lambda: datetime(2026, 11, 2, 12, tzinfo=timezone.utc), brain=ScriptedBrain(),
-                         extractor=ScriptedExtractor(), callee=lambda facts, persona: SimulatedCallee(facts, persona),
+                         extractor=ScriptedExtractor(), callee=SimulatedCallee,
                          prices=DEFAULT_PRICES)
     calling = Calling(env, ports=ports)
     factory = PostgresFactory(env)

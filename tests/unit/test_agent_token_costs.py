@@ -36,7 +36,7 @@ class _Agent:
 
 def _calling(saved: list[object]):
     agent = _Agent()
-    ports = SimpleNamespace(clock=lambda: NOW, callee=lambda facts, persona: None, brain=agent, extractor=agent,
+    ports = SimpleNamespace(clock=lambda: NOW, callee=lambda *_: None, brain=agent, extractor=agent,
                             prices=DEFAULT_PRICES, max_turns=5)
     return SimpleNamespace(ports=ports, commit=lambda *calls, **_: saved.extend(calls))
 

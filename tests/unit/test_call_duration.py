@@ -53,7 +53,7 @@ def test_a_simulated_conversation_stops_at_the_maximum(monkeypatch):
     chatty = _Chatty()
     settled: list[object] = []
     monkeypatch.setattr(runner, "_settle", lambda calling, call, brief: settled.append(call))
-    ports = SimpleNamespace(clock=lambda: NOW, callee=lambda facts, persona: chatty, brain=chatty, max_turns=10_000)
+    ports = SimpleNamespace(clock=lambda: NOW, callee=lambda *_: chatty, brain=chatty, max_turns=10_000)
     call = started_call(max_duration_seconds=120)
 
     runner.run(SimpleNamespace(ports=ports, commit=lambda *calls: None), call)

@@ -14,7 +14,7 @@ STORED = {
     "VoiceSessionOpened", "VoiceSessionClosed", "TransferRequested", "TransferLegEnded", "RecordingAttached",
     "Answered", "TurnRecorded", "Ended", "OutcomeExtracted", "PartialOutcomeRecorded", "Completed", "Failed",
     "Leased", "Restarted", "SmsClaimed", "SmsSent", "SmsFailed", "InboundRouted", "VoicemailRecorded",
-    "VoicemailTranscribed", "AgentUsageRecorded",
+    "VoicemailTranscribed", "AgentUsageRecorded", "KeypadCollected",
 }
 
 

@@ -18,6 +18,7 @@ from domain.calls.outcome_types import (
     ARRAY, BOOLEAN, DATE, DATETIME, ENUM, FIELD_TYPES, INTEGER, NUMBER, STRING,
 )
 from domain.flows.compiler import compile_flow
+from domain.flows.flow import Flow
 
 FIELDS = ("confirmed", "pin", "age", "size", "visit_on", "visit_at", "amount", "tags", "notes")
 ORDERED = (INTEGER, NUMBER, DATE, DATETIME)
@@ -325,3 +326,20 @@ def test_property_compile_flow_never_raises_and_either_compiles_or_names_a_node(
         assert problems and all(isinstance(problem.node_id, str) and problem.node_id for problem in problems)
     else:
         assert problems == [] and flow.canonical_bytes() == compile_flow("Anything", graph_json)[0].canonical_bytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(valid_graphs())
+def test_property_what_preview_shows_is_what_publish_freezes(graph):
+    """Preview compiles the draft and stores nothing; publish freezes the artifact in ``Published``.
+    For the same draft they are the same artifact (and the event holds exactly it)."""
+    at = datetime(2026, 11, 25, tzinfo=timezone.utc)
+    flow = Flow.draft(tenant_id="ten_" + "0" * 32, name="Generated", graph_json=graph, by="key_test", at=at)
+    previewed, _ = compile_flow(flow.name, flow.graph_json)
+    assert previewed is not None
+    published, _ = compile_flow(flow.name, flow.graph_json)
+    assert published is not None
+    flow.publish(published, by="key_test", now=at)
+    frozen = flow.collect_events()[-1]
+    assert isinstance(frozen, Flow.Published)
+    assert (frozen.compiled, frozen.graph) == (previewed.to_json(), previewed.graph)

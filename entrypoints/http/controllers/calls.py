@@ -73,6 +73,7 @@ def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallReques
         mode=data.mode,
         simulation=data.simulation.model_dump(mode="json", exclude_none=True) if data.simulation else None,
         template_id=data.template_id,
+        flow_id=data.flow_id,
     )
 
 

@@ -71,7 +71,10 @@ class CallOptions(Strict):
 
     template_id: Annotated[str, StringConstraints(max_length=64), Field(
         description="A template (tpl_…) that fills every field this request leaves out")] | None = None
-    objective: Annotated[Objective, Field(description="Required unless template_id gives it")] | None = None
+    flow_id: Annotated[str, StringConstraints(max_length=64), Field(
+        description="A published flow (flw_…): the call runs its latest published version, whose objective and "
+                    "outcome_schema it takes (give neither)")] | None = None
+    objective: Annotated[Objective, Field(description="Required unless template_id or flow_id gives it")] | None = None
     outcome_schema: Annotated[dict[str, Any] | None, Field(json_schema_extra={
         **definition_json_schema(), "description": "Required unless template_id gives it. "
         + definition_json_schema().get("description", "")})] = None
