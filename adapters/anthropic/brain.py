@@ -1,10 +1,12 @@
 """``AnthropicBrain``: the live agent. One streaming Messages API request per turn, with the
-tools ``end_call`` and ``press_keys``; the session keeps a history the API accepts (every
-``tool_use`` is answered by a ``tool_result`` at the start of the next user message)."""
+tools ``end_call`` and ``press_keys`` (and ``transfer_call``, a flow's ``collect_digits``, when they
+apply); the session keeps a history the API accepts (every ``tool_use`` is answered by a
+``tool_result`` at the start of the next user message)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -52,6 +54,20 @@ TRANSFER_TOOL: dict[str, Any] = {
     },
 }
 
+COLLECT_DIGITS = "collect_digits"
+
+
+def collect_digits_tool(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A flow's keypad steps (compiled ``collect_digits``): the model opens the keypad for a field."""
+    return {
+        "name": COLLECT_DIGITS,
+        "description": "Open the phone keypad for the caller to key in a field's digits, in the same turn as you "
+                       "ask for them. You are told how many digits were keyed; never ask the caller to say them.",
+        "input_schema": {"type": "object", "properties": {"field": {"type": "string", "enum": sorted(fields)}},
+                         "required": ["field"]},
+    }
+
+
 _KEYPAD = re.compile(r"[0-9*#]+")
 
 log = structlog.get_logger(__name__)
@@ -66,8 +82,10 @@ def _result(tool_use_id: str, text: str, *, error: bool = False) -> dict[str, An
 
 class AnthropicSession:
     def __init__(self, client: anthropic.Anthropic, model: str, system: str, max_tokens: int,
-                 tools: list[dict[str, Any]] | None = None) -> None:
+                 tools: list[dict[str, Any]] | None = None, keypad_fields: Mapping[str, Any] | None = None) -> None:
         self._tools = tools if tools is not None else TOOLS
+        self._keypad_fields = dict(keypad_fields or {})  # a flow's keypad steps: field -> keypad settings
+        self.keypad_step: dict[str, Any] | None = None  # the one the model opened, until its digits come
         self._client = client
         self._model = model
         self._system = system
@@ -81,6 +99,9 @@ class AnthropicSession:
         return dict(self._usage)
 
     def respond(self, heard: str | None) -> AgentTurn:
+        if self.keypad_step is not None and heard is not None:  # the digits stay out of the model's context
+            heard = f"[The caller keyed in {len(heard)} digits for {self.keypad_step['field']}; they are recorded.]"
+            self.keypad_step = None
         messages = self._with_user_turn(heard)
         with calling_model("agent_turn", self._model):
             with self._client.messages.stream(model=self._model, max_tokens=self._max_tokens, system=self._system,
@@ -128,6 +149,10 @@ class AnthropicSession:
                 elif block.name == TRANSFER_CALL:
                     transfer = str(block.input.get("brief", ""))[:500]
                     owed.append(_result(block.id, "Transferring the call."))
+                elif block.name == COLLECT_DIGITS and block.input.get("field") in self._keypad_fields:
+                    field = str(block.input["field"])
+                    self.keypad_step = {"field": field, "keypad": self._keypad_fields[field]}
+                    owed.append(_result(block.id, f"The keypad is open for {field}."))
                 elif block.name == PRESS_KEYS:
                     digits = "".join(str(block.input.get("digits", "")).split())
                     if _KEYPAD.fullmatch(digits):
@@ -148,6 +173,9 @@ class AnthropicBrain(ModelAdapter):
 
     def open(self, brief: CallBrief) -> AnthropicSession:
         today = brief.at or (self._clock() if self._clock is not None else None)
-        tools = [*TOOLS, TRANSFER_TOOL] if brief.can_transfer else TOOLS
+        compiled = {tool["name"]: tool for tool in (brief.flow or {}).get("tools", ())}
+        keypad_fields = (compiled.get(COLLECT_DIGITS) or {}).get("fields") or {}
+        tools = [*TOOLS, *([TRANSFER_TOOL] if brief.can_transfer else []),
+                 *([collect_digits_tool(keypad_fields)] if keypad_fields else [])]
         return AnthropicSession(self._client, brief.model or self.model, agent_system_prompt(brief, today),
-                                self._max_tokens, tools)
+                                self._max_tokens, tools, keypad_fields)

@@ -52,6 +52,7 @@ class LiveConversation:
         self._opened = 0.0
         self._number: Number | None = None
         self._keys = ""  # digits of a flow's keypad step so far
+        self._keys_at = 0.0  # when the last of them was pressed (time.monotonic())
         self.ended = False
 
     # -- the socket's life ----------------------------------------------------------------------
@@ -118,7 +119,30 @@ class LiveConversation:
         entry = keypad_entry(step["keypad"], self._keys + digits)
         if entry is None:
             self._keys += digits
+            self._keys_at = time.monotonic()
             return None
+        return self._keyed(step, entry)
+
+    def keys_wait(self) -> float | None:
+        """Seconds until a flow's ``timeout`` keypad entry under way ends (its silence after the
+        last key), else None. No database work: the socket asks it between messages."""
+        step = getattr(self._session, "keypad_step", None)
+        if step is None or not self._keys or step["keypad"].get("ending_mode") != "timeout":
+            return None
+        return max(0.0, self._keys_at + float(step["keypad"].get("timeout_s") or 5) - time.monotonic())
+
+    def keys_timed_out(self) -> AgentTurn | None:
+        """The agent's turn once a ``timeout`` keypad entry's silence has run out (None if it has
+        not, or it ended otherwise meanwhile)."""
+        wait = self.keys_wait()
+        if wait is None or wait > 0:
+            return None
+        step = getattr(self._session, "keypad_step", None)
+        assert step is not None
+        return self._keyed(step, self._keys)
+
+    def _keyed(self, step: Mapping[str, Any], entry: str) -> AgentTurn:
+        """A complete keypad entry: recorded for its field (masked in the transcript), then answered."""
         self._keys = ""
         shown = mask_keys(entry) if step["keypad"].get("masked", True) else entry
         clock = self.calling.ports.clock

@@ -83,10 +83,14 @@ class _Turns:
     async def _run(self) -> None:
         while (item := await self._work.get()) is not None:
             kind, value, at = item
-            if kind == "pressed":
-                turn = await run_blocking(self.conversation.pressed, value)
-                if turn is None:
-                    continue  # a press recorded, or a flow's keypad entry not complete yet
+            if kind in ("pressed", "keys_timeout"):
+                if kind == "pressed":
+                    turn = await run_blocking(self.conversation.pressed, value)
+                else:
+                    turn = await run_blocking(self.conversation.keys_timed_out)
+                if turn is None:  # a press recorded, or a flow's keypad entry not complete yet
+                    self._wake_after_silence()
+                    continue
             else:
                 turn = await run_blocking(self.conversation.heard, value)
             replied = await self.speaker.say(turn)
@@ -94,6 +98,13 @@ class _Turns:
             if self.conversation.ended:
                 self.frames.put_nowait({"event": "_agent_ended"})  # wake the frame loop
                 return
+
+    def _wake_after_silence(self) -> None:
+        """A keypad entry that ends on silence: look again once its silence may have run out."""
+        wait = self.conversation.keys_wait()
+        if wait is not None:
+            asyncio.get_running_loop().call_later(
+                wait + 0.01, lambda: self._work.put_nowait(("keys_timeout", "", time.perf_counter())))
 
     async def close(self) -> None:
         self._work.put_nowait(None)

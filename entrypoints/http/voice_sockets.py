@@ -165,7 +165,14 @@ async def relay_socket(socket: WebSocket, call_id: str) -> None:
         await _relay_say(socket, await run_blocking(conversation.begin))
         partial = ""
         while not conversation.ended:
-            message = await queue.get()
+            wait = conversation.keys_wait()  # a keypad entry that ends on silence is under way
+            try:
+                message = await (queue.get() if wait is None else asyncio.wait_for(queue.get(), wait))
+            except TimeoutError:
+                turn = await run_blocking(conversation.keys_timed_out)
+                if turn is not None:
+                    await _relay_say(socket, turn)
+                continue
             if message is None:
                 break
             kind = message.get("type")

@@ -54,12 +54,12 @@ class Line:
         assert patched.status_code == 200, patched.text
         return patched.json()
 
-    def ring(self, caller: str, *turns: Any) -> tuple[CallRecord, dict[str, Any]]:
-        """A call from ``caller`` playing ``turns``: what the carrier saw, and the settled record
-        once its post-call texts (if any) are no longer being sent."""
+    def ring(self, caller: str, *turns: Any, **scenario: Any) -> tuple[CallRecord, dict[str, Any]]:
+        """A call from ``caller`` playing ``turns`` (and any other ``Scenario`` fields): what the
+        carrier saw, and the settled record once its post-call texts (if any) are no longer being sent."""
         sid = self.fake.place_inbound(self.account, to=LINE, from_=caller,
                                       voice_url=f"{self.server.base_url}/webhooks/carrier/inbound",
-                                      scenario=Scenario(turns=list(turns)))
+                                      scenario=Scenario(turns=list(turns), **scenario))
         seen = self.fake.wait_finished(sid, timeout=20)
         deadline = time.monotonic() + 20
         while True:
@@ -271,3 +271,21 @@ def test_a_flows_keypad_step_collects_the_callers_digits_into_the_outcome_masked
         record, seen.notes)
     assert "callee: [keypad: ****]" in record["transcript"] and "4821" not in record["transcript"]
     assert "agent: Thank you, goodbye." in record["transcript"]
+
+
+def test_a_keypad_step_that_ends_on_silence_takes_the_digits_keyed_before_it(line: Line) -> None:
+    graph = {
+        "start": "pin",
+        "nodes": [{"id": "pin", "type": "question", "text": "Key in your extension, then wait.", "field": "extension",
+                   "field_type": "integer", "keypad": {"ending_mode": "timeout", "timeout_s": 1}},
+                  {"id": "bye", "type": "end", "text": "Connecting you, goodbye."}],
+        "edges": [{"from": "pin", "to": "bye"}],
+    }
+    flow = line.http.post("/v1/flows", headers=line.headers, json={"name": "Extensions", "graph_json": graph}).json()
+    assert line.http.post(f"/v1/flows/{flow['id']}/publish", headers=line.headers).status_code == 200
+    line.configure(greeting=None, flow_id=flow["id"])
+
+    seen, record = line.ring("+442071830601", Press("77"), linger=5.0)
+
+    assert (record["status"], record["outcome"]) == ("completed", {"extension": 77}), (record, seen.notes)
+    assert "callee: [keypad: **]" in record["transcript"] and "agent: Connecting you, goodbye." in record["transcript"]

@@ -7,6 +7,7 @@ ARCHITECTURE.md §8: streaming Messages API with tools ``end_call`` and ``press_
 from __future__ import annotations
 
 import io
+import json
 import logging
 import socket
 from collections.abc import Iterator
@@ -118,6 +119,30 @@ def test_transfer_call_is_offered_only_when_the_number_can_transfer(fake_anthrop
     body = fake_anthropic.requests[0].body
     assert body["model"] == "claude-profile"  # the engine profile's model
     assert {tool["name"] for tool in body["tools"]} == {"end_call", "press_keys", "transfer_call"}
+
+
+def test_a_flows_keypad_step_is_a_collect_digits_tool_and_the_digits_never_reach_the_model(
+        fake_anthropic: FakeAnthropic, client: anthropic.Anthropic) -> None:  # noqa: F811
+    """Issue 15 item 4: the compiled prompt and the flow's keypad fields; the model opens the keypad,
+    the caller's digits are recorded by the call and the model hears only how many there were."""
+    pin = {"ending_mode": "fixed_length", "length": 4, "masked": True, "terminators": ["#"], "timeout_s": 5}
+    flow = {"system_prompt": "Step pin (question): Ask: Key in your PIN.",
+            "tools": [{"name": "end_call"}, {"name": "collect_digits", "fields": {"pin": pin}}]}
+    session = AnthropicBrain(client, model="claude-test-model").open(
+        CallBrief(objective="Follow the flow", schema=compile_schema({"pin": {"type": "string"}}), flow=flow))
+    fake_anthropic.call_tool("collect_digits", {"field": "pin"}, text="Please key in your PIN.")
+
+    turn = session.respond(None)
+    assert turn == AgentTurn(say="Please key in your PIN.") and session.keypad_step == {"field": "pin", "keypad": pin}
+    fake_anthropic.say("Thank you.")
+    session.respond("4821")
+
+    first, second = fake_anthropic.requests[0].body, fake_anthropic.requests[1].body
+    assert "Step pin (question): Ask: Key in your PIN." in first["system"]
+    tool = next(t for t in first["tools"] if t["name"] == "collect_digits")
+    assert tool["input_schema"]["properties"]["field"]["enum"] == ["pin"]
+    assert "4821" not in json.dumps(second["messages"]) and "keyed in 4 digits for pin" in json.dumps(second["messages"])
+    assert session.keypad_step is None
 
 
 def test_end_call_tool_ends_the_call(fake_anthropic: FakeAnthropic, session: AnthropicSession) -> None:  # noqa: F811
