@@ -52,8 +52,9 @@ def register_byo(calling: Calling, principal: Principal, request: ByoNumberReque
     if not E164_SHAPE.fullmatch(e164):
         problems.append((["body", "e164"], "must be an E.164 number: '+' then 2 to 15 digits, the first not 0",
                          "invalid_e164", e164))
+    flow_exists = published_flow_exists(calling, principal.tenant_id)
     try:
-        settings = configuration.check(request.settings, own_e164=e164)
+        settings = configuration.check(request.settings, own_e164=e164, flow_exists=flow_exists)
     except NumberConfigurationError as exc:
         problems.extend(_in_body(exc))
     if problems:
@@ -69,7 +70,8 @@ def register_byo(calling: Calling, principal: Principal, request: ByoNumberReque
 
     def attempt() -> Number:
         now = calling.ports.clock()
-        number = Number.register(tenant_id=principal.tenant_id, e164=e164, fields=settings, by=principal.actor, at=now)
+        number = Number.register(tenant_id=principal.tenant_id, e164=e164, fields=settings, by=principal.actor, at=now,
+                                 flow_exists=flow_exists)
         calling.commit(*holding(calling, number, now))
         return number
 

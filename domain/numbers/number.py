@@ -33,10 +33,12 @@ class Number(TenantAggregate):
 
     @classmethod
     def register(cls, *, tenant_id: str, e164: str, fields: Mapping[str, Any], by: str, at: datetime,
-                 source: str = BYO, provider_sid: str | None = None) -> Number:
+                 source: str = BYO, provider_sid: str | None = None,
+                 flow_exists: configuration.FlowExists | None = None) -> Number:
         """A new number with ``fields`` over the defaults; ``NumberConfigurationError`` lists every
         problem of ``fields``."""
-        settings = {**configuration.defaults_for(e164), **configuration.check(fields, own_e164=e164)}
+        checked = configuration.check(fields, own_e164=e164, flow_exists=flow_exists)
+        settings = {**configuration.defaults_for(e164), **checked}
         return cls(tenant_id=tenant_id, e164=e164, source=source, settings=settings, by=by, at=at,
                    provider_sid=provider_sid)
 

@@ -214,6 +214,17 @@ def test_a_number_binds_only_a_published_flow_of_its_tenant(client, container, f
     assert only_problem(refused)["type"] == "flow_not_found"
 
 
+def test_a_number_may_be_registered_with_a_published_flow_already_bound(client, container, fake):
+    e164 = f"+141555502{next(_numbers):02d}"
+    tenant, _ = carrier_tenant(client, container, fake, [(e164, "Line")])
+    flow = drafted(client, tenant)
+    draft_only = client.post("/v1/numbers/byo", json={"e164": e164, "flow_id": flow["id"]}, headers=tenant.headers)
+    assert only_problem(draft_only)["type"] == "flow_not_found"
+    client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers)
+    created = client.post("/v1/numbers/byo", json={"e164": e164, "flow_id": flow["id"]}, headers=tenant.headers)
+    assert created.status_code == 201 and created.json()["flow_id"] == flow["id"], created.text
+
+
 # -- calls running a flow (issue 15 item 4, simulated) ------------------------------------------------
 
 
