@@ -130,27 +130,38 @@ def find_server(workdir: Path) -> tuple[DatabaseConfig, str]:
     return start_embedded(workdir / "var"), "embedded"
 
 
-def fill(db: DatabaseConfig, rows: int, others: int, other_rows: int) -> dict[str, Any]:
-    """The view's own DDL, with its list indexes built after the bulk insert (faster than row by row)."""
+def view_ddl(db: DatabaseConfig, view_class: Any) -> list[Any]:
+    """Creates the view's tables and answers its DDL statements (to run again after a bulk load)."""
     from eventsourcing.postgres import PostgresFactory
 
     factory = PostgresFactory(db.eventsourcing_env(pool_size=1))
     try:
-        view = CallsListView(factory.datastore)
+        view = view_class(factory.datastore)
         view.create_table()
-        statements = list(view.sql_create_statements)
+        return list(view.sql_create_statements)
     finally:
         factory.close()
+
+
+def before_bulk_load(conn: psycopg.Connection, db: DatabaseConfig, table: str) -> None:
+    """Long statements allowed, and the table's indexes but its key dropped: built after the load
+    from the view's DDL (faster than row by row)."""
+    conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS * 20}")
+    conn.execute("SET maintenance_work_mem = '256MB'")
+    for (name,) in conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = %s AND indexname NOT LIKE '%%pkey'",
+        (db.schema, table),
+    ).fetchall():
+        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(db.schema, name)))
+
+
+def fill(db: DatabaseConfig, rows: int, others: int, other_rows: int) -> dict[str, Any]:
+    """The view's own DDL, with its list indexes built after the bulk insert (faster than row by row)."""
+    statements = view_ddl(db, CallsListView)
     table = sql.Identifier(db.schema, CallsListView.table)
     started = time.perf_counter()
     with psycopg.connect(db.conninfo(), autocommit=True) as conn:
-        conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS * 20}")
-        conn.execute("SET maintenance_work_mem = '256MB'")
-        for (name,) in conn.execute(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = %s AND indexname NOT LIKE '%%pkey'",
-            (db.schema, CallsListView.table),
-        ).fetchall():
-            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(db.schema, name)))
+        before_bulk_load(conn, db, CallsListView.table)
         conn.execute("SELECT setseed(0.42)")
         tenants = [(TENANT, rows)] + [(f"ten_{n:032x}", other_rows) for n in range(1, others + 1)]
         for tenant, count in tenants:

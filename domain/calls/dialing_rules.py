@@ -215,3 +215,16 @@ def _zone(name: str) -> ZoneInfo | None:
 def _require_aware(now: datetime) -> None:
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be a timezone-aware datetime")
+
+
+def country_of(e164: str) -> str | None:
+    """The ISO 3166 region of a number (``GB``), or the main region of its country code when no
+    region's plan matches it; None for text that is no phone number (analytics' country)."""
+    try:
+        number = phonenumbers.parse(e164, None)
+    except phonenumbers.NumberParseException:
+        return None
+    region = phonenumbers.region_code_for_number(number)
+    if region in (None, "ZZ", "001"):
+        region = phonenumbers.region_code_for_country_code(number.country_code)
+    return None if region in (None, "ZZ", "001") else region

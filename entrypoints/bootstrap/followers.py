@@ -32,6 +32,8 @@ from projections.api_keys.projection import ApiKeysProjection
 from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
 from projections.audit_events.view import AuditEventsView
+from projections.call_facts.projection import CallFactsProjection
+from projections.call_facts.view import CallFactsView
 from projections.calls_list.projection import CallsListProjection
 from projections.calls_list.view import CallsListView
 from projections.suppressions.projection import SuppressionsProjection
@@ -106,6 +108,7 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         (container.calling, TemplatesView, TemplatesProjection),
         (container.calling, FlowsView, FlowsProjection),
         (container.calling, CallsListView, CallsListProjection),
+        (container.calling, CallFactsView, CallFactsProjection),
         (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
         (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),
     ]

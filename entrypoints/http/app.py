@@ -15,6 +15,7 @@ from entrypoints.http.auth import AuthMiddleware
 from entrypoints.http.body import JsonBodyRequest
 from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
 from entrypoints.http.controllers.accounts import AccountsController
+from entrypoints.http.controllers.analytics import analytics_router
 from entrypoints.http.controllers.admin import AdminController
 from entrypoints.http.controllers.api_keys import ApiKeysController
 from entrypoints.http.controllers.audit import AuditController
@@ -51,6 +52,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
     app = Litestar(
         route_handlers=[
             AccountsController,
+            analytics_router,
             EmailLinkPages,
             ApiKeysController,
             AuditController,
