@@ -15,7 +15,7 @@ from typing import Any
 
 from application import logs
 from eventsourcing.application import Application
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 
 log = logs.get_logger(__name__)
@@ -120,6 +120,12 @@ class ProjectionWorker:
                     self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
                 self.error = None
                 backoff = self.poll_interval
+            except IntegrityError:
+                # The view's tracking already holds this position: another writer projected it (a
+                # rebuild swapped in a new generation). Nothing is lost: go on from its tracking.
+                log.info("projection.resumed_from_tracking", projection=self.name)
+                with contextlib.suppress(Exception):
+                    self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
             except Exception as exc:  # keep following the log; report and retry
                 self.error = exc
                 log.exception("projection.failed", projection=self.name)

@@ -51,5 +51,7 @@ def fresh_schema(server: DatabaseConfig) -> DatabaseConfig:
 
 
 def drop_schema(config: DatabaseConfig) -> None:
+    """The schema and those the service makes beside it: the analysts' views, a rebuild's generation."""
     with psycopg.connect(config.with_schema("public").conninfo(), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(config.schema)))
+        for schema in (config.schema, f"{config.schema}_analytics", f"{config.schema}_rebuild"):
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

@@ -28,6 +28,7 @@ from entrypoints.workers.live_settler import LiveSettler
 from entrypoints.workers.post_call_sms import PostCallSms
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 from entrypoints.workers.webhook_scheduler import WebhookScheduler
+from projections.analyst_views import install_analyst_views
 from projections.api_keys.projection import ApiKeysProjection
 from projections.api_keys.view import ApiKeysView
 from projections.audit_events.projection import AuditEventsProjection
@@ -53,6 +54,8 @@ from projections.webhook_deliveries.view import WebhookDeliveriesView
 # machine's cores only take the GIL from the request handlers (docs/decisions.md 29).
 SCRIPTED_SIMULATIONS = 2
 
+# A read model's application, view class and projection class, given the container.
+ReadModel = Callable[[Container], tuple[BoundaryApplication, Any, Any]]
 # A reactor's application, and how to build it given its tracking (a tracking recorder on the
 # notification log, processed event ids on Kafka).
 ReactorFactory = tuple[BoundaryApplication, Callable[[Any], Any]]
@@ -98,26 +101,36 @@ def follower(container: Container, app: BoundaryApplication, name: str, process_
     return worker
 
 
+def _read_model(app: str, view_class: Any, projection_class: Any) -> ReadModel:
+    return lambda container: (getattr(container, app), view_class, projection_class)
+
+
+# Every read model by its name: its application (whose log it follows), view and projection.
+READ_MODELS: dict[str, ReadModel] = {projection.name: _read_model(app, view, projection) for app, view, projection in (
+    ("accounts", AuditEventsView, AuditEventsProjection),
+    ("accounts", ApiKeysView, ApiKeysProjection),
+    ("calling", SuppressionsView, SuppressionsProjection),
+    ("calling", TemplatesView, TemplatesProjection),
+    ("calling", FlowsView, FlowsProjection),
+    ("calling", CallsListView, CallsListProjection),
+    ("calling", CallFactsView, CallFactsProjection),
+    ("calling", WebhookDeliveriesView, WebhookDeliveriesProjection),
+    ("calling", VoiceModelStatsView, VoiceModelStatsProjection),
+)}
+
+
 def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool) -> None:
     factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container.on_close(factory.close)
-    views: list[tuple[BoundaryApplication, Any, Any]] = [
-        (container.accounts, AuditEventsView, AuditEventsProjection),
-        (container.accounts, ApiKeysView, ApiKeysProjection),
-        (container.calling, SuppressionsView, SuppressionsProjection),
-        (container.calling, TemplatesView, TemplatesProjection),
-        (container.calling, FlowsView, FlowsProjection),
-        (container.calling, CallsListView, CallsListProjection),
-        (container.calling, CallFactsView, CallFactsProjection),
-        (container.calling, WebhookDeliveriesView, WebhookDeliveriesProjection),
-        (container.calling, VoiceModelStatsView, VoiceModelStatsProjection),
-    ]
-    for app, view_class, projection_class in views:
+    for read_model in READ_MODELS.values():
+        app, view_class, projection_class = read_model(container)
         view = view_class(factory.datastore)
         view.create_table()
         projection = projection_class(view)
         container.projections[projection.name] = follower(container, app, projection.name, projection.process_event,
                                                           view, projection.handles)
+    if container.database is not None:
+        install_analyst_views(container.database.conninfo(), container.database.schema)
     settings = container.settings
     _periodic(container, periodic.watchdog(container.calling, container.conninfo, settings.max_call_seconds))
     if not reactors:

@@ -19,7 +19,10 @@ import typer
 
 warnings.filterwarnings("ignore", module="platformdirs")
 
+from entrypoints.cli.analyst import analyst_role
+from entrypoints.cli.audit import audit
 from entrypoints.cli.calls import calls
+from entrypoints.cli.rebuild import rebuild_projection
 from entrypoints.settings import Settings
 
 T = TypeVar("T")
@@ -29,7 +32,10 @@ app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_i
                   pretty_exceptions_show_locals=False)
 admin = typer.Typer(help="Operator commands against the service's database.", no_args_is_help=True)
 app.add_typer(admin, name="admin")
+admin.command("analyst-role")(analyst_role)
+admin.command("rebuild-projection")(rebuild_projection)
 app.add_typer(calls, name="calls")
+app.add_typer(audit, name="audit")
 
 HostOpt = Annotated[Optional[str], typer.Option("--host", help="Address to listen on [env CALLWRIGHT_HOST]")]
 PortOpt = Annotated[Optional[int], typer.Option("--port", help="Port to listen on [env CALLWRIGHT_PORT]")]

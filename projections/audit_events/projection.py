@@ -9,7 +9,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 from psycopg.types.json import Jsonb
 
-from domain import ids
+from domain import audit_chain, ids
 from domain.accounts.api_key import ApiKey
 from domain.accounts.tenant import Tenant
 from domain.accounts.user import User
@@ -109,14 +109,9 @@ class AuditEventsProjection:
             self.view.insert_tracking(tracking)
             return
         kind, actor, subject, data = handler(event)
-        params = (
-            audit_id(event),
-            tracking.notification_id,
-            event.tenant_id,
-            kind,
-            pg_text(actor),
-            pg_text(subject),
-            getattr(event, "at", event.timestamp),
-            Jsonb(pg_text(data)),
-        )
+        at = getattr(event, "at", event.timestamp)
+        row = {"id": audit_id(event), "tenant_id": pg_text(event.tenant_id), "type": kind, "actor": pg_text(actor),
+               "subject": pg_text(subject), "occurred_at": iso(at), "data": pg_text(data)}
+        params = {**row, "notification_id": tracking.notification_id, "at": at, "data": Jsonb(row["data"]),
+                  "canonical": audit_chain.canonical(row), "genesis": audit_chain.GENESIS}
         self.view.write([(self._insert, params)], tracking)

@@ -29,10 +29,16 @@ PAGED = {
     "/v1/templates": "id",
     "/v1/flows": "id",
     "/v1/webhooks/{endpoint}/deliveries": "delivery_id",
+    "/v1/calls/{call}/events": "seq",
+    "/auth/api-keys/{key}/events": "seq",
+    "/auth/api_keys/{key}/events": "seq",
 }
 WHOLE = ("/auth/api-keys", "/auth/api_keys", "/v1/webhooks", "/v1/admin/voice-model-stats")
 OFFSET_PAGED = ("/v1/calls", "/v1/webhooks/{endpoint}/deliveries")
-KEYSET_ONLY = ("/v1/templates", "/v1/flows")  # paged by cursor alone: no offset parameter
+# paged by cursor alone: no offset parameter
+KEYSET_ONLY = ("/v1/templates", "/v1/flows", "/v1/calls/{call}/events", "/auth/api-keys/{key}/events",
+               "/auth/api_keys/{key}/events")
+PLACEHOLDERS = {"{endpoint}": "{endpoint_id}", "{call}": "{call_id}", "{key}": "{key_id}"}
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +49,14 @@ def setup(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory) -
         with shared_app(pg_server, tmp_path_factory.mktemp("var"), **flags) as (client, container):
             tenant = new_tenant(client, container)
             endpoint = client.post("/v1/webhooks", json={"url": receiver.url}, headers=tenant.headers).json()
+            key = client.post("/auth/api-keys", json={}, headers=tenant.headers).json()["key_id"]
+            client.post(f"/auth/api-keys/{key}/rotate", headers=tenant.headers)
+            client.delete(f"/auth/api-keys/{key}", headers=tenant.headers)  # issued, rotated, revoked
+            calls = []
             for to in (LONDON, LONDON_2, LONDON_3):
-                assert client.post("/v1/calls", json=call_body(to=to), headers=tenant.headers).status_code == 201
+                created = client.post("/v1/calls", json=call_body(to=to), headers=tenant.headers)
+                assert created.status_code == 201
+                calls.append(created.json()["call_id"])
                 assert client.post("/v1/suppressions", json={"e164": to}, headers=tenant.headers).status_code == 201
                 assert client.post("/v1/templates", headers=tenant.headers, json={
                     "name": to, "objective": "Ask", "outcome_schema": {"ok": {"type": "boolean"}}}).status_code == 201
@@ -52,7 +64,8 @@ def setup(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory) -
                     "name": to, "graph_json": {"start": "bye", "nodes": [{"id": "bye", "type": "end"}]}}).status_code == 201
             receiver.wait_for(3)
             admin = _admin(container)
-            yield {"client": client, "tenant": tenant, "endpoint": endpoint["id"], "admin": admin}
+            yield {"client": client, "tenant": tenant, "endpoint": endpoint["id"], "admin": admin, "call": calls[0],
+                   "key": key}
     finally:
         receiver.close()
 
@@ -66,11 +79,15 @@ def _admin(container: Container) -> dict[str, str]:
 def _get(setup: dict[str, Any], path: str, **params: Any) -> dict[str, Any]:
     tenant: Account = setup["tenant"]
     headers = setup["admin"] if path.startswith("/v1/admin") else tenant.headers
-    response = setup["client"].get(path.format(endpoint=setup["endpoint"]), params=params, headers=headers)
+    response = setup["client"].get(_url(setup, path), params=params, headers=headers)
     assert response.status_code == 200, (path, response.text)
     body = response.json()
     assert isinstance(body["data"], list) and "next_cursor" in body, (path, body)
     return body
+
+
+def _url(setup: dict[str, Any], path: str) -> str:
+    return path.format(endpoint=setup["endpoint"], call=setup["call"], key=setup["key"])
 
 
 def _settled(setup: dict[str, Any], path: str, rows: int) -> None:
@@ -109,7 +126,7 @@ def test_a_paged_list_walks_every_row_once_through_next_cursor(setup, path):
 def test_a_cursor_of_another_list_or_beside_an_offset_is_422(setup, path):
     other = _get(setup, "/v1/calls" if path != "/v1/calls" else "/v1/suppressions", limit=1)["next_cursor"]
     client, headers = setup["client"], setup["tenant"].headers
-    url = path.format(endpoint=setup["endpoint"])
+    url = _url(setup, path)
     checks = [({"cursor": other}, "cursor"), ({"cursor": "%%%"}, "cursor")]
     if path not in KEYSET_ONLY:  # a list that takes no offset has none to refuse
         checks.append(({"cursor": _get(setup, path, limit=1)["next_cursor"], "offset": 1}, "offset"))
@@ -147,5 +164,9 @@ def test_openapi_documents_data_and_next_cursor_for_every_list(setup):
         elif "data" in schema.get("properties", {}):
             assert {"data", "next_cursor"} <= set(schema["properties"]) and schema["properties"]["data"]["type"] == "array"
             lists.add(path)
-    expected = {p.replace("{endpoint}", "{endpoint_id}") for p in (*PAGED, *WHOLE)}
+    expected = set()
+    for path in (*PAGED, *WHOLE):
+        for short, name in PLACEHOLDERS.items():
+            path = path.replace(short, name)
+        expected.add(path)
     assert lists == expected

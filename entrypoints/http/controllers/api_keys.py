@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from datetime import datetime
+from typing import Annotated
+
 from litestar import Controller, delete, get, post
 from litestar.di import Provide
+from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from application.accounts import keys
+from application.accounts import key_history, keys
+from application.errors import FieldError
 from application.principal import Principal
+from domain.accounts.scopes import AUDIT_READ
 from entrypoints.bootstrap import Container
+from entrypoints.http import cursors
+from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.api_keys import (
     ApiKeyCreateRequest,
+    ApiKeyEventsPage,
     ApiKeyList,
     ApiKeyListItem,
     ApiKeySecretResponse,
@@ -24,6 +33,7 @@ from domain.timestamps import iso
 from projections.api_keys.queries import list_api_keys
 
 PATHS = ["/auth/api-keys", "/auth/api_keys"]
+EVENTS_CURSOR = "key-events"
 
 
 def _secret_response(issued: keys.IssuedKey) -> dict[str, Any]:
@@ -77,3 +87,25 @@ class ApiKeysController(Controller):
     def revoke(self, container: Container, principal: Principal, key_id: str) -> RevokeResponse:
         key = keys.revoke_key(container.accounts, principal, key_id)
         return RevokeResponse(status="revoked", key_id=key.key_id, revoked_at=iso(key.revoked_at) or "")
+
+    @get([p + "/{key_id:str}" for p in PATHS], guards=[requires_scope(AUDIT_READ)], sync_to_thread=True,
+         summary="One key as listed; with as_of, as it stood at that instant (replayed from its events)")
+    def read(self, container: Container, principal: Principal, key_id: str,
+             as_of: Annotated[datetime | None, Parameter(description="ISO 8601 with a zone")] = None) -> ApiKeyListItem:
+        if as_of is not None and as_of.tzinfo is None:
+            raise FieldError(["query", "as_of"], "as_of needs a time zone (for instance 2026-11-01T00:00:00Z)",
+                             code="timezone_missing", value=as_of.isoformat())
+        return ApiKeyListItem(**key_history.key_as_of(container.accounts, principal, key_id, as_of))
+
+    @get([p + "/{key_id:str}/events" for p in PATHS], guards=[requires_scope(AUDIT_READ)], sync_to_thread=True,
+         summary="A key's history: issued, rotated (successor, expiry), each use in its grace window, revoked, expired")
+    def events(self, container: Container, principal: Principal, key_id: str,
+               limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
+               cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH)] = None) -> ApiKeyEventsPage:
+        start = cursors.decode(EVENTS_CURSOR, cursor, int)[0] if cursor is not None else 0
+        entries = key_history.key_history(container.accounts, principal, key_id)
+        page = entries[start:start + limit]
+        following = start + len(page)
+        return ApiKeyEventsPage(
+            data=[{"seq": e.seq, "type": e.type, "at": iso(e.at), "by": e.by, "data": e.data} for e in page],
+            next_cursor=cursors.encode(EVENTS_CURSOR, following) if following < len(entries) else None)

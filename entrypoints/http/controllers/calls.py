@@ -1,4 +1,5 @@
-"""``/v1/calls``: create (single and batch, with ``Idempotency-Key``), read and cancel."""
+"""``/v1/calls``: create (single and batch, with ``Idempotency-Key``), read (now or as of an instant),
+its events, and cancel."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from litestar.status_codes import HTTP_200_OK
 from application.calling import batch as batch_use_case
 from application.calling.create import CallRequest
 from application.calling.creating import create_call
+from application.calling.history import call_as_of, call_events
 from application.calling.idempotency import run_once
 from application.calling.lifecycle import cancel_call, owned_call
 from application.errors import FieldError
@@ -27,6 +29,7 @@ from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.idempotency import IdempotencyKey, answer_response, checked_key
+from entrypoints.http.schemas.call_history import CallEventsPage
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
@@ -36,6 +39,7 @@ from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export
 SORT_NAMES = tuple(SORTS)
 MAX_OFFSET = 10_000_000
 CURSOR = "calls"
+EVENTS_CURSOR = "call_events"
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is None:
@@ -55,6 +59,16 @@ def _cursor_offset(cursor: str, offset: int) -> int:
     if not 0 <= value <= MAX_OFFSET:
         raise cursors.refused(cursor)
     return value
+
+
+def _events_after(cursor: str | None, call_id: str) -> int:
+    """An events cursor is the call's id and the last seq shown: handed to another call's events, refused."""
+    if cursor is None:
+        return 0
+    for_call, seq = cursors.decode(EVENTS_CURSOR, cursor, str, int)
+    if for_call != call_id or seq < 1:
+        raise cursors.refused(cursor)
+    return seq
 
 
 def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallRequest:
@@ -166,8 +180,25 @@ class CallsController(Controller):
 
     @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
          summary="One call: status, outcome, transcript, costs")
-    def read(self, container: Container, principal: Principal, call_id: str) -> dict[str, Any]:
+    def read(self, container: Container, principal: Principal, call_id: str,
+             as_of: Annotated[datetime | None, Parameter(description=(
+                 "The record as it stood at this instant (with a zone), replayed from the call's events"))] = None,
+             ) -> dict[str, Any]:
+        moment = _aware(as_of, "as_of")
+        if moment is not None:
+            return call_record(call_as_of(container.calling, principal, call_id, moment))
         return call_record(owned_call(container.calling, principal, call_id))
+
+    @get("/{call_id:str}/events", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
+         summary="A call's events, oldest first: what happened, when, and who caused it (max 200 a page)")
+    def events(self, container: Container, principal: Principal, call_id: str,
+               limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
+               cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
+                                                       description="next_cursor of the previous page")] = None,
+               ) -> CallEventsPage:
+        page = call_events(container.calling, principal, call_id, after=_events_after(cursor, call_id), limit=limit)
+        following = None if page.last_seq is None else cursors.encode(EVENTS_CURSOR, call_id, page.last_seq)
+        return CallEventsPage.of(page, following)
 
     @post("/{call_id:str}/cancel", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True,
           status_code=HTTP_200_OK, summary="Cancel a call that has not ended (it fails with error_code=cancelled)")

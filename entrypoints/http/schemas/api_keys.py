@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
@@ -72,3 +72,16 @@ class RevokeResponse(msgspec.Struct, kw_only=True):
     status: str
     key_id: str
     revoked_at: str
+
+
+class ApiKeyEvent(msgspec.Struct, kw_only=True):
+    seq: int | None  # the event's version; null for api_key.expired, which the clock decides
+    type: str
+    at: str
+    by: str
+    data: dict[str, Any]
+
+
+class ApiKeyEventsPage(msgspec.Struct, kw_only=True):
+    data: list[ApiKeyEvent]
+    next_cursor: str | None = None
