@@ -6,6 +6,8 @@ COPY application application
 COPY adapters adapters
 COPY projections projections
 COPY entrypoints entrypoints
+COPY clients/python clients/python
+RUN pip install --no-cache-dir ./clients/python
 RUN pip install --no-cache-dir .
 ENV CALLWRIGHT_HOST=0.0.0.0 CALLWRIGHT_PORT=8000 CALLWRIGHT_DATA_DIR=/data
 EXPOSE 8000

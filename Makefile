@@ -10,11 +10,12 @@ help:
 	@echo "make test   - install dev dependencies and run the whole suite"
 	@echo "make bench  - run the benchmarks in bench/"
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
 	  echo "python3 -m venv is missing; installing Debian's python3-venv"; \
 	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e clients/python
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 

@@ -22,6 +22,7 @@ warnings.filterwarnings("ignore", module="platformdirs")
 from entrypoints.cli.analyst import analyst_role
 from entrypoints.cli.audit import audit
 from entrypoints.cli.calls import calls
+from entrypoints.cli.mcp import mcp
 from entrypoints.cli.rebuild import rebuild_projection
 from entrypoints.settings import Settings
 
@@ -36,6 +37,7 @@ admin.command("analyst-role")(analyst_role)
 admin.command("rebuild-projection")(rebuild_projection)
 app.add_typer(calls, name="calls")
 app.add_typer(audit, name="audit")
+app.command("mcp")(mcp)
 
 HostOpt = Annotated[Optional[str], typer.Option("--host", help="Address to listen on [env CALLWRIGHT_HOST]")]
 PortOpt = Annotated[Optional[int], typer.Option("--port", help="Port to listen on [env CALLWRIGHT_PORT]")]

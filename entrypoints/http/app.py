@@ -11,7 +11,7 @@ from litestar.middleware import DefineMiddleware
 from prometheus_client import CollectorRegistry
 
 from entrypoints.bootstrap import Container, serving
-from entrypoints.http.auth import AuthMiddleware
+from entrypoints.http.auth import AuthMiddleware, policy_for
 from entrypoints.http.body import JsonBodyRequest
 from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
 from entrypoints.http.controllers.accounts import AccountsController
@@ -31,7 +31,7 @@ from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
-from entrypoints.http.docs import assets_router, describe_errors, openapi_config
+from entrypoints.http.docs import assets_router, describe_access, describe_errors, describe_webhooks, openapi_config
 from entrypoints.http.errors import EXCEPTION_HANDLERS
 from entrypoints.http.media_stream import stream_socket
 from entrypoints.http.voice_sockets import relay_socket
@@ -83,6 +83,8 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         debug=False,
     )
     describe_errors(app.openapi_schema)
+    describe_access(app.openapi_schema, lambda path: policy_for(path) is not None)
+    describe_webhooks(app.openapi_schema)
     app.state.container = container
     app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry))
     return app

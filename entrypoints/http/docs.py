@@ -9,14 +9,21 @@ from typing import Any
 import swagger_ui_bundle
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.enums import ParamType
 from litestar.openapi.spec import (
     OpenAPI,
+    OpenAPIFormat,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
     OpenAPIType,
+    Operation,
+    Parameter,
+    PathItem,
     Reference,
+    RequestBody,
     Schema,
+    Tag,
 )
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
@@ -123,6 +130,85 @@ def describe_errors(openapi: OpenAPI) -> None:
                     answer = OpenAPIResponse(description=f"{own.description} Or: {unavailable.description}",
                                              content=unavailable.content, headers=unavailable.headers)
                 operation.responses["503"] = answer
+
+
+# Callbacks the carrier calls and aliases kept for old clients: served, not part of the public document.
+HIDDEN_PREFIXES = ("/webhooks/carrier/", "/auth/api_keys")
+# The order a user reads: calls first, what they are configured with next, the account last.
+TAG_ORDER = ("calls", "analytics", "templates", "flows", "numbers", "webhooks", "suppressions", "providers",
+             "audit", "api keys", "auth", "tenants", "admin", "health")
+_RATE_HEADERS = {
+    "Retry-After": "Seconds to wait before trying again",
+    "X-RateLimit-Limit": "Requests allowed per minute for this key",
+    "X-RateLimit-Remaining": "Requests left in the current minute",
+    "X-RateLimit-Reset": "Unix time at which the budget is whole again",
+}
+
+
+def _error(description: str, headers: dict[str, str] | None = None) -> OpenAPIResponse:
+    return OpenAPIResponse(
+        description=description,
+        content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Error"))},
+        headers={name: OpenAPIHeader(description=text, schema=Schema(type=OpenAPIType.INTEGER))
+                 for name, text in (headers or {}).items()} or None,
+    )
+
+
+def describe_access(openapi: OpenAPI, needs_key: Any) -> None:
+    """Security only where it applies: a route the auth middleware lets through without a key shows
+    no padlock; every other one documents its 401 and its 429 with the rate headers. Carrier
+    callbacks and aliases leave the document; tags come in TAG_ORDER."""
+    openapi.paths = {path: item for path, item in (openapi.paths or {}).items()
+                     if not path.startswith(HIDDEN_PREFIXES)}
+    unauthorized = _error("No API key, or one that is unknown, revoked or expired (invalid_api_key)")
+    limited = _error("Rate limit exceeded (rate_limited): retry after Retry-After seconds", _RATE_HEADERS)
+    refused = _error("The account is pending review (account_pending_review) or the key lacks the route's scope "
+                     "(insufficient_scope)")
+    missing = _error("Nothing of this account at this path (<noun>_not_found): another account's ids are as unknown")
+    used: set[str] = set()
+    for path, item in openapi.paths.items():
+        for operation in (item.get, item.put, item.post, item.delete, item.patch):
+            if operation is None:
+                continue
+            used.update(operation.tags or ())
+            if not needs_key(path):
+                operation.security = []
+                continue
+            responses = operation.responses if operation.responses is not None else {}
+            responses.setdefault("401", unauthorized)
+            responses.setdefault("403", refused)
+            if "{" in path:
+                responses.setdefault("404", missing)
+            responses.setdefault("429", limited)
+            operation.responses = responses
+    openapi.tags = [Tag(name=name) for name in (*[t for t in TAG_ORDER if t in used], *sorted(used - set(TAG_ORDER)))]
+
+
+def describe_webhooks(openapi: OpenAPI) -> None:
+    """``call.completed`` as an OpenAPI 3.1 webhook: the POST each endpoint receives (SPEC.md Events)."""
+    signed = {
+        "X-Service-Signature": ("sha256=<hex>: HMAC-SHA256 of '<timestamp>.<raw body>' with the endpoint secret "
+                                "(one per secret while a rotation is in grace, comma-separated)"),
+        "X-Service-Timestamp": "Unix seconds of this attempt; reject one more than about 5 minutes old",
+        "X-Service-Event": "The event type: call.completed",
+        "X-Service-Delivery-Id": "UUID, the same on every retry of one delivery",
+    }
+    payload = Schema(type=OpenAPIType.OBJECT, required=["id", "type", "created_at", "data"], properties={
+        "id": Schema(type=OpenAPIType.STRING, description="evt_…"),
+        "type": Schema(type=OpenAPIType.STRING, const="call.completed"),
+        "created_at": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.DATE_TIME),
+        "data": Schema(type=OpenAPIType.OBJECT, description="The call record, as GET /v1/calls/{call_id} answers it"),
+    })
+    operation = Operation(
+        summary="A call reached a terminal state (completed or failed)",
+        description="Retried after 5 s, 30 s and 2 min on a non-2xx answer or a transport failure.",
+        parameters=[Parameter(name=name, param_in=ParamType.HEADER, required=True, description=text,
+                              schema=Schema(type=OpenAPIType.STRING)) for name, text in signed.items()],
+        request_body=RequestBody(required=True, content={"application/json": OpenAPIMediaType(schema=payload)}),
+        responses={"2XX": OpenAPIResponse(description="Received: any 2xx ends the delivery")},
+        security=[],
+    )
+    openapi.webhooks = {"call.completed": PathItem(post=operation)}
 
 
 def assets_router():

@@ -165,7 +165,7 @@ def test_openapi_documents_data_and_next_cursor_for_every_list(setup):
             assert {"data", "next_cursor"} <= set(schema["properties"]) and schema["properties"]["data"]["type"] == "array"
             lists.add(path)
     expected = set()
-    for path in (*PAGED, *WHOLE):
+    for path in (p for p in (*PAGED, *WHOLE) if not p.startswith("/auth/api_keys")):  # aliases: not documented
         for short, name in PLACEHOLDERS.items():
             path = path.replace(short, name)
         expected.add(path)
