@@ -52,3 +52,44 @@ def test_the_call_completed_delivery_is_a_webhook_with_its_signed_headers(client
 def test_tags_come_calls_first(client):
     tags = [tag["name"] for tag in document(client)["tags"]]
     assert tags[0] == "calls" and tags.index("calls") < tags.index("numbers") < tags.index("api keys")
+
+
+def test_call_answers_are_typed_and_real_records_decode_as_documented(client, container):
+    import time
+
+    import msgspec
+
+    from entrypoints.http.schemas.call_record import BatchAnswer, CallRecord
+    from tests.support.call_requests import LONDON_2, batch_body, call_body
+    from tests.support.setup import new_tenant
+
+    paths = document(client)["paths"]
+    schemas = document(client)["components"]["schemas"]
+
+    def schema(path: str, method: str, status: str) -> dict:
+        ref = paths[path][method]["responses"][status]["content"]["application/json"]["schema"]["$ref"]
+        return schemas[ref.rsplit("/", 1)[1]]
+
+    assert set(schema("/v1/calls", "post", "201")["properties"]) == {"call_id", "status"}
+    assert set(schema("/v1/calls/batch", "post", "207")["properties"]) == {"accepted", "rejected", "items"}
+    record_fields = set(schema("/v1/calls/{call_id}", "get", "200")["properties"])
+    assert record_fields == set(schema("/v1/calls/{call_id}/cancel", "post", "200")["properties"])
+
+    tenant = new_tenant(client, container)
+    done = client.post("/v1/calls", json=call_body(), headers=tenant.headers).json()["call_id"]
+    machine = client.post("/v1/calls", json=call_body(simulation={"facts": {"confirmed": True},
+                                                                  "answered_by": "machine_start"}),
+                          headers=tenant.headers).json()["call_id"]
+    deadline = time.monotonic() + 15
+    records: list[bytes] = []
+    while time.monotonic() < deadline:
+        records = [client.get(f"/v1/calls/{call}", headers=tenant.headers).content for call in (done, machine)]
+        if all(msgspec.json.decode(raw)["status"] in ("completed", "failed") for raw in records):
+            break
+        time.sleep(0.05)
+    for raw in records:
+        decoded = msgspec.json.decode(raw, type=CallRecord)  # every field of the answer, typed as documented
+        assert set(msgspec.json.decode(raw)) == record_fields and decoded.status in ("completed", "failed")
+    batch = client.post("/v1/calls/batch", json=batch_body([{"to": LONDON_2}, {"to": "+1"}]), headers=tenant.headers)
+    answer = msgspec.json.decode(batch.content, type=BatchAnswer)
+    assert (answer.accepted, answer.rejected) == (1, 1) and answer.items[1].error is not None

@@ -4,7 +4,7 @@ its events, and cancel."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from litestar import Controller, Response, get, post
 from litestar.di import Provide
@@ -30,7 +30,8 @@ from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.idempotency import IdempotencyKey, answer_response, checked_key
 from entrypoints.http.schemas.call_history import CallEventsPage
-from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest
+from entrypoints.http.schemas.call_record import BatchAnswer, CallRecord
+from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest, CallCreated
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record
 from projections.calls_list.csv_export import csv_lines_async
@@ -99,7 +100,7 @@ class CallsController(Controller):
     @post("", guards=[requires_scope(CALLS_CREATE)], status_code=201,
           summary="Create a call; it is queued and runs asynchronously")
     async def create(self, data: CallCreateRequest, container: Container, principal: Principal,
-                     idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
+                     idempotency_key: IdempotencyKey = None) -> Response[CallCreated]:
         answer = await create_call(container.calling, principal, _request(data), key=checked_key(idempotency_key),
                                    fingerprint=body_fingerprint(data.model_dump(mode="json")),
                                    reads=container.fresh_reads, offload=run_blocking)
@@ -108,7 +109,7 @@ class CallsController(Controller):
     @post("/batch", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=207,
           summary="Create up to 200 calls; each item is accepted or rejected with a reason")
     def create_batch(self, data: BatchRequest, container: Container, principal: Principal,
-                     idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
+                     idempotency_key: IdempotencyKey = None) -> Response[BatchAnswer]:
         calling = container.calling
         shared = _request(data)
         items = [
@@ -183,7 +184,7 @@ class CallsController(Controller):
     def read(self, container: Container, principal: Principal, call_id: str,
              as_of: Annotated[datetime | None, Parameter(description=(
                  "The record as it stood at this instant (with a zone), replayed from the call's events"))] = None,
-             ) -> dict[str, Any]:
+             ) -> CallRecord:
         moment = _aware(as_of, "as_of")
         if moment is not None:
             return call_record(call_as_of(container.calling, principal, call_id, moment))
@@ -202,7 +203,7 @@ class CallsController(Controller):
 
     @post("/{call_id:str}/cancel", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True,
           status_code=HTTP_200_OK, summary="Cancel a call that has not ended (it fails with error_code=cancelled)")
-    def cancel(self, container: Container, principal: Principal, call_id: str) -> dict[str, Any]:
-        return call_record(cancel_call(container.calling, principal, call_id))
+    def cancel(self, container: Container, principal: Principal, call_id: str) -> CallRecord:
+        return call_record(cancel_call(container.calling, principal, call_id))  # type: ignore[return-value]
 
 
