@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from eventsourcing.application import project_aggregate
+
 from application.accounts.app import Accounts
 from application.accounts.keys import owned_key
 from application.errors import NotFoundError
@@ -79,7 +81,8 @@ def key_as_of(accounts: Accounts, principal: Principal, key_id: str, instant: da
     events = [event for event in _events(accounts, key) if event.at <= now]
     if not events:
         raise NotFoundError(f"no api key {key_id} at {iso(now)}", code="api_key_not_found")
-    then = accounts.repository.get(key.id, version=events[-1].originator_version)
+    then = project_aggregate(None, events)  # the events read above, replayed: no second read of the store
+    assert isinstance(then, ApiKey)
     used = [event.at for event in events if isinstance(event, ApiKey.RotatedKeyUsed)]
     return {
         "key_id": then.key_id, "name": then.name, "prefix": then.prefix, "scopes": _list(then.scopes),

@@ -65,7 +65,9 @@ def compared(current: Report, prior: Report | None) -> dict[str, Any]:
     return {"current": current.body, "prior": prior.body, "delta_pct": delta(current, prior)}
 
 
-_FIGURES = {
+LIST_FIGURES = frozenset({"confidence_histogram"})  # one CSV column per item: name_0, name_1, ...
+# Each report's row fields after its labels, in order (a list field is one entry here).
+FIGURES = {
     VOLUME: ["status", "calls"],
     LATENCY: ["calls", "duration_calls", *(f"duration_seconds_p{p}" for p in PERCENTILES), "first_audio_calls",
               *(f"first_audio_ms_p{p}" for p in PERCENTILES)],
@@ -73,7 +75,7 @@ _FIGURES = {
            "mean_cost_total"],
     FAILURES: ["error_code", "failures", "calls", "share_pct"],
     QUALITY: ["calls", "completed", "completion_pct", "confidence_calls", "confidence_mean",
-              *(f"confidence_histogram_{k}" for k in range(len(CONFIDENCE_SUMS))), "optional_fields",
+              "confidence_histogram", "optional_fields",
               "optional_filled", "optional_filled_pct", "extraction_failures"],
 }
 
@@ -81,7 +83,10 @@ _FIGURES = {
 def columns(query: ReportQuery) -> list[str]:
     """The CSV columns of a report (its JSON rows' fields, a list one column per item)."""
     labels = ["bucket"] * bool(query.interval) + [query.group_by] * bool(query.group_by)
-    return [*labels, *_FIGURES[query.report]]
+    flat: list[str] = []
+    for name in FIGURES[query.report]:
+        flat += [f"{name}_{k}" for k in range(len(CONFIDENCE_SUMS))] if name in LIST_FIGURES else [name]
+    return [*labels, *flat]
 
 
 # -- CSV ------------------------------------------------------------------------------------------

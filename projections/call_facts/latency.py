@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from domain.analytics.reports import OTHER, ReportQuery
-from projections.call_facts.source import BUCKET
+from projections.call_facts.source import BUCKET, filters_where
 
 PERCENTILES = (50, 90, 95, 99)
 # Ungrouped, the counts read only columns of call_facts_v1_created_idx: an index-only scan of it
@@ -27,11 +27,8 @@ MEASURES = {"duration": "duration_seconds", "first_audio": "first_audio_ms"}
 
 def counts_sql(query: ReportQuery, top: list[Any], column: str) -> tuple[str, dict[str, Any]]:
     """Calls per bucket, group (the top values, the rest as OTHER) and value of ``column`` (NULL too)."""
-    params: dict[str, Any] = {"tenant_id": query.tenant_id, "start": query.start, "end": query.end, "other": OTHER}
-    where = ["tenant_id = %(tenant_id)s", "created_at >= %(start)s", "created_at < %(end)s"]
-    for name, value in query.filters:
-        params[f"filter_{name}"] = value
-        where.append(f"{name} = %(filter_{name})s")
+    params: dict[str, Any] = {"start": query.start, "end": query.end, "other": OTHER}
+    where = [filters_where(query, params), "created_at >= %(start)s", "created_at < %(end)s"]
     columns = []
     if query.interval:
         columns.append(f"date_trunc('{query.interval}', created_at AT TIME ZONE 'UTC') AS {BUCKET}")

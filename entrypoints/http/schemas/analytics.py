@@ -14,33 +14,18 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from domain.analytics.reports import COST, FAILURES, GROUP_BY, LATENCY, QUALITY, VOLUME
-from projections.call_facts.compare import LABELS, MONEY, columns
-from domain.analytics.reports import ReportQuery
-from datetime import datetime, timezone
+from projections.call_facts.compare import FIGURES, LABELS, LIST_FIGURES, MONEY
 
-_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
-_LIST_FIGURES = {"confidence_histogram"}
 _INTEGERS = {"calls", "failures", "completed", "duration_calls", "first_audio_calls", "confidence_calls",
              "optional_fields", "optional_filled", "extraction_failures"}
-
-
-def _figures(report: str) -> list[str]:
-    """The report's figure and breakdown fields (its columns without bucket and group)."""
-    names = columns(ReportQuery(report=report, tenant_id="", start=_EPOCH, end=_EPOCH))
-    merged: list[str] = []
-    for name in names:
-        name = "confidence_histogram" if name.startswith("confidence_histogram_") else name
-        if name not in merged:
-            merged.append(name)
-    return merged
 
 
 def _type(name: str, delta: bool) -> Any:
     if name in LABELS:
         return str | None
     if delta:
-        return list[float | None] if name in _LIST_FIGURES else float | None
-    if name in _LIST_FIGURES:
+        return list[float | None] if name in LIST_FIGURES else float | None
+    if name in LIST_FIGURES:
         return list[int]
     if name in MONEY:
         return str | None
@@ -49,8 +34,8 @@ def _type(name: str, delta: bool) -> Any:
 
 def _row(title: str, report: str, delta: bool) -> type[msgspec.Struct]:
     labels = [("bucket", str | UnsetType, UNSET)] + [(dim, str | None | UnsetType, UNSET) for dim in GROUP_BY
-                                                      if dim not in _figures(report)]
-    figures = [(name, _type(name, delta)) for name in _figures(report)]
+                                                      if dim not in FIGURES[report]]
+    figures = [(name, _type(name, delta)) for name in FIGURES[report]]
     return msgspec.defstruct(title, [*figures, *labels], kw_only=True)
 
 
