@@ -26,7 +26,7 @@ def mcp() -> None:
 
     base_url = os.environ.get("CALLWRIGHT_BASE_URL") or None
 
-    async def client_for() -> AsyncClient:
+    async def client_for(_context: object) -> AsyncClient:  # one key for the whole session
         return AsyncClient(api_key=key, base_url=base_url)
 
     build_server(client_for).run("stdio")

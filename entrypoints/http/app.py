@@ -33,6 +33,7 @@ from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_access, describe_errors, describe_webhooks, openapi_config
 from entrypoints.http.errors import EXCEPTION_HANDLERS
+from entrypoints.http.mcp_mount import HostedTools, mount
 from entrypoints.http.media_stream import stream_socket
 from entrypoints.http.voice_sockets import relay_socket
 
@@ -49,6 +50,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         async with serving(container, owns_container=owns_container, start_followers=start_projections):
             yield
 
+    tools = HostedTools(container, lambda: app)
     app = Litestar(
         route_handlers=[
             AccountsController,
@@ -72,12 +74,13 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             readyz,
             metrics,
             assets_router(),
+            mount(tools),
         ],
         dependencies={"container": Provide(provide_container, sync_to_thread=False)},
         middleware=[DefineMiddleware(AuthMiddleware, container=container)],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(VERSION),
-        lifespan=[lifespan],
+        lifespan=[lifespan, tools.lifespan],
         request_max_body_size=1_000_000,
         request_class=JsonBodyRequest,
         debug=False,

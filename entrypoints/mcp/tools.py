@@ -11,12 +11,13 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from callwright_client import AsyncClient, CallwrightError
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-# Opens a client with the key of whoever calls the tool (the environment's on stdio).
-ClientFor = Callable[[], Awaitable[AsyncClient]]
+# Opens a client with the key of whoever calls the tool: the environment's on stdio, the request's
+# bearer on the hosted transports (the tool's context carries the request's headers).
+ClientFor = Callable[[Context], Awaitable[AsyncClient]]
 CallStatus = Literal["queued", "in_progress", "completed", "failed"]
 ConsentType = Literal["prior_express", "existing_business_relationship", "emergency"]
 INSTRUCTIONS = (
@@ -36,8 +37,8 @@ def _refused(error: CallwrightError) -> ToolError:
     return ToolError(f"{status}{error.code or 'error'}: {error.message}{detail}")
 
 
-async def _using(client_for: ClientFor, act: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
-    client = await client_for()
+async def _using(client_for: ClientFor, ctx: Context, act: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
+    client = await client_for(ctx)
     try:
         return await act(client)
     except CallwrightError as error:
@@ -68,18 +69,20 @@ def build_server(client_for: ClientFor) -> MCPServer:
         metadata: dict[str, Any] | None = None,
         template_id: str | None = None,
         flow_id: str | None = None,
+        ctx: Context | None = None,
     ) -> dict[str, Any]:
         fields = {name: value for name, value in {
             "to": to, "objective": objective, "outcome_schema": outcome_schema, "consent_type": consent_type,
             "voice_id": voice_id, "voice_engine": voice_engine, "language": language, "from_number": from_number,
             "mode": mode, "simulation": simulation, "metadata": metadata, "template_id": template_id,
             "flow_id": flow_id}.items() if value is not None}
-        call = await _using(client_for, lambda client: client.calls.create(**fields))
+        call = await _using(client_for, ctx, lambda client: client.calls.create(**fields))
         return {"call_id": call.call_id, "status": call.status}
 
     @server.tool(description="One call's full record: status, outcome, transcript, costs, recording.")
-    async def get_call(call_id: Annotated[str, Field(description="cll_… as make_call answered")]) -> dict[str, Any]:
-        call = await _using(client_for, lambda client: client.calls.get(call_id))
+    async def get_call(call_id: Annotated[str, Field(description="cll_… as make_call answered")],
+                       ctx: Context | None = None) -> dict[str, Any]:
+        call = await _using(client_for, ctx, lambda client: client.calls.get(call_id))
         return dict(call.raw)
 
     @server.tool(description="Your calls, newest first, optionally of one status; page with limit and offset.")
@@ -87,9 +90,10 @@ def build_server(client_for: ClientFor) -> MCPServer:
         status: CallStatus | None = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 25,
         offset: Annotated[int, Field(ge=0)] = 0,
+        ctx: Context | None = None,
     ) -> dict[str, Any]:
         filters = {"status": status, "limit": limit, "offset": offset}
-        page = await _using(client_for, lambda client: client.calls.list_page(
+        page = await _using(client_for, ctx, lambda client: client.calls.list_page(
             **{name: value for name, value in filters.items() if value is not None}))
         return {"data": [dict(call.raw) for call in page.data], "next_cursor": page.next_cursor,
                 "total": page.total}
@@ -98,8 +102,9 @@ def build_server(client_for: ClientFor) -> MCPServer:
     async def list_numbers(
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+        ctx: Context | None = None,
     ) -> dict[str, Any]:
-        page = await _using(client_for, lambda client: client.numbers.list_page(limit=limit, cursor=cursor))
+        page = await _using(client_for, ctx, lambda client: client.numbers.list_page(limit=limit, cursor=cursor))
         return {"data": [dict(number.raw) for number in page.data], "next_cursor": page.next_cursor}
 
     return server
