@@ -1,153 +1,139 @@
-"""``callwright calls …``: a thin client of a running server (``CALLWRIGHT_BASE_URL``; the key in
-``CALLWRIGHT_API_KEY``, else ``OPENPHN_API_KEY``). A server that cannot be reached is one line, exit 1."""
+"""``callwright calls …``: calls on a running server through ``callwright_client`` (the key in
+``CALLWRIGHT_API_KEY``, else ``OPENPHN_API_KEY``; the server in ``CALLWRIGHT_BASE_URL``). The batch
+and the CSV export have modules of their own; ``session`` holds what every command shares."""
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import httpx
 import typer
+from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from entrypoints.cli.style import heading
+from entrypoints.cli import session
+from entrypoints.cli.calls_batch import batch
+from entrypoints.cli.calls_export import export
+from entrypoints.cli.session import JsonOption
 
-calls = typer.Typer(help="Create, read, list, watch and export calls on a running server.", no_args_is_help=True)
-TERMINAL = ("completed", "failed")
+calls = typer.Typer(help="Create, read, list, watch, cancel, batch and export calls on a running server.",
+                    no_args_is_help=True)
+calls.command("batch")(batch)
+calls.command("export")(export)
 
-
-KEY_VARIABLES = ("CALLWRIGHT_API_KEY", "OPENPHN_API_KEY")  # the first one set wins
-
-
-def api_key() -> str:
-    for name in KEY_VARIABLES:
-        if os.environ.get(name):
-            return os.environ[name]
-    typer.echo(f"error: set {' or '.join(KEY_VARIABLES)} to your API key (sk_live_…)", err=True)
-    raise typer.Exit(2)
-
-
-def base_url() -> str:
-    return (os.environ.get("CALLWRIGHT_BASE_URL") or (
-        f"http://{os.environ.get('CALLWRIGHT_HOST', '127.0.0.1')}:{os.environ.get('CALLWRIGHT_PORT', '8000')}"
-    )).rstrip("/")
+SUMMARY = ("outcome", "confidence", "duration_seconds", "cost_total", "error_code")
+RECORD = ("call_id", "status", "direction", "mode", "to", "from", "objective", "outcome", "confidence",
+          "duration_seconds", "cost_total", "error_code", "error_message", "created_at", "started_at", "ended_at")
+LIST_COLUMNS = ("call_id", "status", "to", "created_at", "objective")
 
 
-@contextmanager
-def _client() -> Iterator[httpx.Client]:
-    """A client of the server; a connection that fails is one line on stderr and exit 1, no traceback."""
-    key, base = api_key(), base_url()
+def read_json(source: Path) -> Any:
+    """A JSON document from a file ('-': stdin); unreadable or invalid is one line, exit 2."""
     try:
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30.0,
-                          trust_env=False) as client:
-            yield client
-    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-        typer.echo(f"cannot reach {base}: is callwright serve running?", err=True)
-        raise typer.Exit(1) from exc
-    except httpx.TransportError as exc:
-        typer.echo(f"error: the request to {base} failed ({type(exc).__name__}: {exc})", err=True)
-        raise typer.Exit(1) from exc
-
-
-def _answer(response: httpx.Response) -> Any:
-    if response.status_code >= 400:
-        typer.echo(f"error {response.status_code}: {response.text}", err=True)
-        raise typer.Exit(1)
-    return response.json()
-
-
-def _print(value: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+        text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
+        return json.loads(text)
+    except OSError as exc:
+        session.usage_error(f"cannot read {source}: {exc.strerror or exc}")
+    except ValueError as exc:
+        session.usage_error(f"{source} is not JSON: {exc}")
 
 
 @calls.command("create")
 def create(
     body: Annotated[Path, typer.Argument(help="JSON file with the call create request ('-' for stdin)")],
     idempotency_key: Annotated[Optional[str], typer.Option("--idempotency-key")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Create a call from a JSON request body."""
-    text = sys.stdin.read() if str(body) == "-" else body.read_text()
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-    with _client() as client:
-        _print(_answer(client.post("/v1/calls", content=text, headers={**headers, "content-type": "application/json"})))
+    fields = read_json(body)
+    if not isinstance(fields, dict):
+        session.usage_error(f"{body} must hold one JSON object, the call create request")
+    with session.client() as client:
+        created = client.calls.create(idempotency_key=idempotency_key, **fields)
+    if as_json:
+        session.emit_json(created.raw)
+    else:
+        session.record(created.raw)
 
 
 @calls.command("get")
-def get(call_id: str) -> None:
+def get(call_id: str, as_json: JsonOption = False) -> None:
     """Show one call."""
-    with _client() as client:
-        _print(_answer(client.get(f"/v1/calls/{call_id}")))
+    with session.client() as client:
+        call = client.calls.get(call_id)
+    show_call(call.raw, as_json)
+
+
+def show_call(raw: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        session.emit_json(raw)
+        return
+    session.record(raw, [name for name in RECORD if name in raw])
+    if raw.get("transcript"):
+        session.say("transcript:")
+        for line in str(raw["transcript"]).splitlines():
+            session.say(f"  {line}")
 
 
 @calls.command("list")
 def list_calls(
-    status: Annotated[Optional[str], typer.Option()] = None,
+    status: Annotated[Optional[str], typer.Option(help="queued, in_progress, completed or failed")] = None,
     limit: Annotated[int, typer.Option()] = 25,
     offset: Annotated[int, typer.Option()] = 0,
+    as_json: JsonOption = False,
 ) -> None:
-    """List calls, newest first."""
-    params = {"limit": limit, "offset": offset, **({"status": status} if status else {})}
-    with _client() as client:
-        page = _answer(client.get("/v1/calls", params=params))
-    for row in page["data"]:
-        typer.echo(f"{row['call_id']}  {row['status']:<11}  {row['to']:<16}  {row['created_at']}  {row['objective'][:40]}")
-    typer.echo(f"{len(page['data'])} of {page['total']}")
+    """List calls, newest first (one page)."""
+    with session.client() as client:
+        page = client.calls.list_page(limit=limit, offset=offset, status=status)
+    if as_json:
+        session.emit_json(page.raw)
+        return
+    rows = [[call.raw.get(name) for name in LIST_COLUMNS[:-1]] + [(call.objective or "")[:40]] for call in page.data]
+    total = page.total if page.total is not None else len(rows)
+    session.table(LIST_COLUMNS, rows, caption=f"{len(rows)} of {total}")
+
+
+@calls.command("cancel")
+def cancel(call_id: str, as_json: JsonOption = False) -> None:
+    """Cancel a call that has not ended (it fails with error_code cancelled)."""
+    with session.client() as client:
+        call = client.calls.cancel(call_id)
+    show_call(call.raw, as_json)
 
 
 @calls.command("watch")
-def watch(call_id: str, timeout: Annotated[float, typer.Option(help="seconds")] = 900.0) -> None:
-    """Follow a call live: status changes and new transcript lines, until it ends."""
-    seen_lines = 0
-    status = None
-    deadline = time.monotonic() + timeout
-    with _client() as client:
-        while time.monotonic() < deadline:
-            record = _answer(client.get(f"/v1/calls/{call_id}"))
-            if record["status"] != status:
-                status = record["status"]
-                heading(f"[{status}]")
-            lines = [line for line in (record.get("transcript") or "").splitlines() if line]
-            for line in lines[seen_lines:]:
-                typer.echo(f"  {line}")
-            seen_lines = len(lines)
-            if status in TERMINAL:
-                _print({k: record[k] for k in ("outcome", "confidence", "duration_seconds", "cost_total", "error_code")})
-                return
-            time.sleep(0.5)
-    typer.echo("error: the call did not end in time", err=True)
-    raise typer.Exit(1)
-
-
-@calls.command("export")
-def export(
-    output: Annotated[Path, typer.Option("--output", "-o", help="file to write ('-' for stdout)")] = Path("-"),
-    status: Annotated[Optional[str], typer.Option()] = None,
-    limit: Annotated[int, typer.Option()] = 10_000,
+def watch(
+    call_id: str,
+    timeout: Annotated[float, typer.Option(help="seconds")] = 900.0,
+    interval: Annotated[float, typer.Option(help="seconds between reads")] = 0.5,
+    as_json: JsonOption = False,
 ) -> None:
-    """Export calls as CSV."""
-    params = {"limit": limit, **({"status": status} if status else {})}
-    with _client() as client, client.stream("GET", "/v1/calls/export.csv", params=params) as response:
-        if response.status_code >= 400:
-            response.read()
-            _answer(response)
-        if str(output) == "-":
-            for chunk in response.iter_bytes():
-                sys.stdout.buffer.write(chunk)
-            return
-        with output.open("wb") as sink:
-            for chunk in response.iter_bytes():
-                sink.write(chunk)
-    rows = _csv_rows(output)
-    typer.echo(f"wrote {rows} {'row' if rows == 1 else 'rows'} to {output.resolve()}")
+    """Follow a call live: status changes and new transcript lines, until it ends.
 
-
-def _csv_rows(path: Path) -> int:
-    """Data rows of a written CSV file (a transcript cell may hold line breaks, so lines are not rows)."""
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
-        return max(0, sum(1 for _ in csv.reader(handle)) - 1)
+    With --json, only the ended call's record is printed."""
+    seen_lines, status = 0, None
+    deadline = time.monotonic() + timeout
+    with session.client() as client, session.progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                                      TimeElapsedColumn()) as shown:
+        task = shown.add_task(f"{call_id}: reading", total=None)
+        while time.monotonic() < deadline:
+            call = client.calls.get(call_id)
+            lines = [line for line in (call.transcript or "").splitlines() if line]
+            if call.status != status:
+                status = call.status
+                if not as_json:
+                    session.say(f"[{status}]", bold=True)
+            if not as_json:
+                for line in lines[seen_lines:]:
+                    session.say(f"  {line}")
+            seen_lines = len(lines)
+            shown.update(task, description=f"{call_id}: {status}, {seen_lines} transcript lines")
+            if call.ended:
+                break
+            time.sleep(interval)
+        else:
+            typer.echo(f"error: the call did not end within {timeout:g} s (it is {status})", err=True)
+            raise typer.Exit(1)
+    session.emit_json(call.raw if as_json else {name: call.raw.get(name) for name in SUMMARY})

@@ -22,8 +22,11 @@ warnings.filterwarnings("ignore", module="platformdirs")
 from entrypoints.cli.analyst import analyst_role
 from entrypoints.cli.audit import audit
 from entrypoints.cli.calls import calls
+from entrypoints.cli.keys import keys
 from entrypoints.cli.mcp import mcp
+from entrypoints.cli.numbers import numbers
 from entrypoints.cli.rebuild import rebuild_projection
+from entrypoints.cli.webhooks import webhooks
 from entrypoints.settings import Settings
 
 T = TypeVar("T")
@@ -36,6 +39,9 @@ app.add_typer(admin, name="admin")
 admin.command("analyst-role")(analyst_role)
 admin.command("rebuild-projection")(rebuild_projection)
 app.add_typer(calls, name="calls")
+app.add_typer(numbers, name="numbers")
+app.add_typer(webhooks, name="webhooks")
+app.add_typer(keys, name="keys")
 app.add_typer(audit, name="audit")
 app.command("mcp")(mcp)
 

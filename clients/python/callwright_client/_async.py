@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 
 from callwright_client._config import Settings
 from callwright_client._retry import delay, error_is_retryable, retry_after_seconds, status_is_retryable
+from callwright_client._sinks import Sink, Target
 from callwright_client._spec import Operation, Spec, next_params
 from callwright_client._sync import connection_error
 from callwright_client.errors import error_from_response
@@ -44,15 +44,21 @@ class AsyncSender:
                 yield item
             current = next_params(current, found)
 
-    async def download(self, spec: Spec, path: str | Path) -> int:
-        """Stream the answer into ``path`` (rewritten from the start on a retry); the bytes written."""
+    async def download(self, spec: Spec, target: Target) -> int:
+        """Stream the answer into ``target``, a path or a binary stream (see _sinks); the bytes written."""
+        sink = Sink(target)
 
         async def consume(response: httpx.Response) -> int:
             written = 0
-            with open(path, "wb") as out:
-                async for chunk in response.aiter_bytes():
-                    out.write(chunk)
-                    written += len(chunk)
+            with sink.attempt() as out:
+                try:
+                    async for chunk in response.aiter_bytes():
+                        out.write(chunk)
+                        written += len(chunk)
+                except httpx.TransportError as exc:
+                    if written and not sink.rewritable:
+                        raise connection_error(spec, exc) from exc
+                    raise
             return written
 
         return int(await self.send(spec, consume))

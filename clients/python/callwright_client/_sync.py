@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 
 from callwright_client._config import Settings
 from callwright_client._retry import delay, error_is_retryable, retry_after_seconds, status_is_retryable
+from callwright_client._sinks import Sink, Target
 from callwright_client._spec import Operation, Spec, next_params
 from callwright_client.errors import APIConnectionError, error_from_response
 from callwright_client.types import Page
@@ -45,15 +45,21 @@ class SyncSender:
             yield from found.data
             current = next_params(current, found)
 
-    def download(self, spec: Spec, path: str | Path) -> int:
-        """Stream the answer into ``path`` (rewritten from the start on a retry); the bytes written."""
+    def download(self, spec: Spec, target: Target) -> int:
+        """Stream the answer into ``target``, a path or a binary stream (see _sinks); the bytes written."""
+        sink = Sink(target)
 
         def consume(response: httpx.Response) -> int:
             written = 0
-            with open(path, "wb") as out:
-                for chunk in response.iter_bytes():
-                    out.write(chunk)
-                    written += len(chunk)
+            with sink.attempt() as out:
+                try:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+                        written += len(chunk)
+                except httpx.TransportError as exc:
+                    if written and not sink.rewritable:
+                        raise connection_error(spec, exc) from exc
+                    raise
             return written
 
         return int(self.send(spec, consume))

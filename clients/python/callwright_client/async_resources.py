@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from callwright_client import _operations as ops
 from callwright_client._async import AsyncSender
@@ -40,7 +40,7 @@ class AsyncCalls(_Resource):
     def list(self, **filters: Any) -> AsyncIterator[Call]:
         return self._sender.pages(ops.list_calls, filters)
 
-    async def export_csv(self, path: str | Path, **params: Any) -> int:
+    async def export_csv(self, path: str | Path | IO[bytes], **params: Any) -> int:
         return await self._sender.download(ops.export_calls(params), path)
 
     async def cancel(self, call_id: str) -> Call:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from callwright_client import _operations as ops
 from callwright_client._sync import SyncSender
@@ -44,9 +44,9 @@ class Calls(_Resource):
         """Every call the filters select, page after page (``limit`` sets the page size)."""
         return self._sender.pages(ops.list_calls, filters)
 
-    def export_csv(self, path: str | Path, **params: Any) -> int:
-        """Stream ``GET /v1/calls/export.csv`` (``status``, ``limit``, ``include``) into ``path``;
-        the bytes written."""
+    def export_csv(self, path: str | Path | IO[bytes], **params: Any) -> int:
+        """Stream ``GET /v1/calls/export.csv`` (``status``, ``limit``, ``include``) into ``path``, a
+        file name or an open binary stream (``sys.stdout.buffer``); the bytes written."""
         return self._sender.download(ops.export_calls(params), path)
 
     def cancel(self, call_id: str) -> Call:
