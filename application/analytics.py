@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from application.errors import ValidationFailedError
 from domain.analytics.reports import DEFAULT_WINDOW, FILTERS, REPORTS, ReportQuery, problems
+from domain.instants import EARLIEST, EARLIEST_TEXT, RANGE_CTX, RANGE_RULE, in_range
 
 
 def report_query(report: str, tenant_id: str, now: datetime, *, start: datetime | None, end: datetime | None,
@@ -17,16 +18,24 @@ def report_query(report: str, tenant_id: str, now: datetime, *, start: datetime 
         if value is not None and value.tzinfo is None:
             found.append((["query", name], f"{name} needs a time zone (for instance 2026-11-01T00:00:00Z)",
                           "timezone_missing", value.isoformat()))
+        elif value is not None and not in_range(value):
+            found.append((["query", name], f"{name} {RANGE_RULE}", "datetime_out_of_range", value.isoformat()))
     if found:
-        raise ValidationFailedError(found)
+        raise ValidationFailedError(found, [dict(RANGE_CTX) if code == "datetime_out_of_range" else {}
+                                            for _, _, code, _ in found])
     end = (end or now).astimezone(timezone.utc)
-    start = start.astimezone(timezone.utc) if start is not None else end - DEFAULT_WINDOW
+    # Near the calendar's first instant the default window is shorter rather than overflowing.
+    start = start.astimezone(timezone.utc) if start is not None else max(end, EARLIEST + DEFAULT_WINDOW) - DEFAULT_WINDOW
     kind = REPORTS[report]
     interval = interval or ("day" if kind.series else None)
     found = [(["query", name], message, code, value)
              for name, message, code, value in problems(report, start, end, interval, group_by)]
+    if compare and start < end and start - EARLIEST < end - start:
+        found.append((["query", "compare"], f"the prior window would begin before {EARLIEST_TEXT}",
+                      "datetime_out_of_range", "prior"))
     if found:
-        raise ValidationFailedError(found)
+        raise ValidationFailedError(found, [dict(RANGE_CTX) if code == "datetime_out_of_range" else {}
+                                            for _, _, code, _ in found])
     chosen = tuple((name, value) for name, value in filters.items() if name in FILTERS and value is not None)
     return ReportQuery(report=report, tenant_id=tenant_id, start=start, end=end, interval=interval,
                        group_by=group_by, filters=chosen, compare=compare)

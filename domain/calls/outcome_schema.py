@@ -159,6 +159,10 @@ def definition_json_schema() -> dict[str, Any]:
                        "minItems": 1, "maxItems": MAX_ENUM_VALUES, "uniqueItems": True,
                        "description": f"The allowed values; for type `{ENUM}` only (required there)."},
         },
+        # values: required for an enum, refused for every other type
+        "if": {"properties": {"type": {"const": ENUM}}, "required": ["type"]},
+        "then": {"required": ["values"]},
+        "else": {"not": {"required": ["values"]}},
     }
     return {
         "type": "object",

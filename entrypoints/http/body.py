@@ -11,6 +11,9 @@ from typing import Any
 from litestar import Request
 from litestar.exceptions import SerializationException
 
+# The largest body the app reads: a larger one is refused with 413 (payload_too_large) unread.
+MAX_BODY_BYTES = 1_000_000
+
 
 class JsonBodyRequest(Request[Any, Any, Any]):
     async def json(self) -> Any:

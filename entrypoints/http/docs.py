@@ -135,9 +135,9 @@ def describe_errors(openapi: OpenAPI) -> None:
 # Callbacks the carrier calls and aliases kept for old clients: served, not part of the public document.
 HIDDEN_PREFIXES = ("/webhooks/carrier/", "/auth/api_keys")
 # The order a user reads: calls first, what they are configured with next, the account last.
-TAG_ORDER = ("calls", "analytics", "templates", "flows", "numbers", "webhooks", "suppressions", "providers",
-             "audit", "api keys", "auth", "tenants", "admin", "health")
-_RATE_HEADERS = {
+TAG_ORDER = ("calls", "analytics", "templates", "flows", "numbers", "wizard", "push", "webhooks", "suppressions",
+             "providers", "audit", "api keys", "auth", "tenants", "admin", "operations")
+RATE_HEADERS = {
     "Retry-After": "Seconds to wait before trying again",
     "X-RateLimit-Limit": "Requests allowed per minute for this key",
     "X-RateLimit-Remaining": "Requests left in the current minute",
@@ -145,7 +145,7 @@ _RATE_HEADERS = {
 }
 
 
-def _error(description: str, headers: dict[str, str] | None = None) -> OpenAPIResponse:
+def error_answer(description: str, headers: dict[str, str] | None = None) -> OpenAPIResponse:
     return OpenAPIResponse(
         description=description,
         content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Error"))},
@@ -160,11 +160,11 @@ def describe_access(openapi: OpenAPI, needs_key: Any) -> None:
     callbacks and aliases leave the document; tags come in TAG_ORDER."""
     openapi.paths = {path: item for path, item in (openapi.paths or {}).items()
                      if not path.startswith(HIDDEN_PREFIXES)}
-    unauthorized = _error("No API key, or one that is unknown, revoked or expired (invalid_api_key)")
-    limited = _error("Rate limit exceeded (rate_limited): retry after Retry-After seconds", _RATE_HEADERS)
-    refused = _error("The account is pending review (account_pending_review) or the key lacks the route's scope "
+    unauthorized = error_answer("No API key, or one that is unknown, revoked or expired (invalid_api_key)")
+    limited = error_answer("Rate limit exceeded (rate_limited): retry after Retry-After seconds", RATE_HEADERS)
+    refused = error_answer("The account is pending review (account_pending_review) or the key lacks the route's scope "
                      "(insufficient_scope)")
-    missing = _error("Nothing of this account at this path (<noun>_not_found): another account's ids are as unknown")
+    missing = error_answer("Nothing of this account at this path (<noun>_not_found): another account's ids are as unknown")
     used: set[str] = set()
     for path, item in openapi.paths.items():
         for operation in (item.get, item.put, item.post, item.delete, item.patch):
@@ -184,6 +184,30 @@ def describe_access(openapi: OpenAPI, needs_key: Any) -> None:
     openapi.tags = [Tag(name=name) for name in (*[t for t in TAG_ORDER if t in used], *sorted(used - set(TAG_ORDER)))]
 
 
+def _text(description: str | None = None, nullable: bool = False) -> Schema:
+    types = [OpenAPIType.STRING, OpenAPIType.NULL] if nullable else OpenAPIType.STRING
+    return Schema(type=types, description=description)
+
+
+# domain/webhooks/payload.py: SPEC.md's fields, metadata, and for a failed call error_code and partial_outcome.
+_CALL_COMPLETED_DATA = Schema(
+    type=OpenAPIType.OBJECT, description="The call, as it ended (GET /v1/calls/{call_id} has the whole record)",
+    required=["call_id", "status", "to", "from", "objective", "outcome", "transcript", "duration_seconds",
+              "cost_total", "metadata"],
+    properties={
+        "call_id": _text("cll_…"), "status": Schema(type=OpenAPIType.STRING, enum=["completed", "failed"]),
+        "to": _text("E.164"), "from": _text("E.164"), "objective": _text(),
+        "outcome": Schema(type=[OpenAPIType.OBJECT, OpenAPIType.NULL], description="Per outcome_schema; null for a "
+                                                                                      "failed call"),
+        "transcript": _text(), "duration_seconds": Schema(type=[OpenAPIType.INTEGER, OpenAPIType.NULL]),
+        "cost_total": _text("Decimal string"), "metadata": Schema(type=OpenAPIType.OBJECT),
+        "error_code": _text("Failed calls only", nullable=True),
+        "partial_outcome": Schema(type=[OpenAPIType.OBJECT, OpenAPIType.NULL],
+                                  description="Failed calls only: the valid fields a failed extraction collected"),
+    },
+)
+
+
 def describe_webhooks(openapi: OpenAPI) -> None:
     """``call.completed`` as an OpenAPI 3.1 webhook: the POST each endpoint receives (SPEC.md Events)."""
     signed = {
@@ -193,12 +217,13 @@ def describe_webhooks(openapi: OpenAPI) -> None:
         "X-Service-Event": "The event type: call.completed",
         "X-Service-Delivery-Id": "UUID, the same on every retry of one delivery",
     }
-    payload = Schema(type=OpenAPIType.OBJECT, required=["id", "type", "created_at", "data"], properties={
-        "id": Schema(type=OpenAPIType.STRING, description="evt_…"),
-        "type": Schema(type=OpenAPIType.STRING, const="call.completed"),
-        "created_at": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.DATE_TIME),
-        "data": Schema(type=OpenAPIType.OBJECT, description="The call record, as GET /v1/calls/{call_id} answers it"),
-    })
+    payload = Schema(type=OpenAPIType.OBJECT, title="CallCompleted", required=["id", "type", "created_at", "data"],
+                     properties={
+                         "id": Schema(type=OpenAPIType.STRING, description="evt_…"),
+                         "type": Schema(type=OpenAPIType.STRING, const="call.completed"),
+                         "created_at": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.DATE_TIME),
+                         "data": _CALL_COMPLETED_DATA,
+                     })
     operation = Operation(
         summary="A call reached a terminal state (completed or failed)",
         description="Retried after 5 s, 30 s and 2 min on a non-2xx answer or a transport failure.",

@@ -44,7 +44,8 @@ def _query_of(report: str) -> Callable[..., Awaitable[ReportQuery]]:
         direction: Literal["outbound", "inbound"] | None = None,
         mode: Literal["live", "simulated"] | None = None,
         voice_engine: Literal["alpha_25", "alpha_31", "beta_think_fast"] | None = None,
-        number_id: Annotated[str | None, Parameter(max_length=64)] = None,
+        number_id: Annotated[str | None, Parameter(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$",
+                                                   description="A number's id (GET /v1/numbers)")] = None,
         compare: Annotated[Literal["prior"] | None, Parameter(
             description="prior: answer {current, prior, delta_pct}, prior being the window of equal length "
                         "before start")] = None,
@@ -99,9 +100,8 @@ def _handlers(report: str) -> list[HTTPRouteHandler]:
     as_csv.__annotations__ = {"container": Container, "report_query": ReportQuery, "return": Stream}
     common: dict[str, Any] = {"guards": [requires_scope(CALLS_READ)], "responses": ERRORS,
                               "dependencies": {"report_query": Provide(_query_of(report))}}
-    return [get(f"/{report}", summary=SUMMARIES[report], operation_id=f"analytics_{report}", **common)(answer),
-            get(f"/{report}.csv", summary=f"{report} as CSV (streamed)", media_type="text/csv",
-                operation_id=f"analytics_{report}_csv", **common)(as_csv)]
+    return [get(f"/{report}", summary=SUMMARIES[report], **common)(answer),  # ids: docs_operations.py
+            get(f"/{report}.csv", summary=f"{report} as CSV (streamed)", media_type="text/csv", **common)(as_csv)]
 
 
 analytics_router = Router(

@@ -8,12 +8,12 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from entrypoints.bootstrap import Container
 from entrypoints.http.readiness import readiness
-from entrypoints.http.schemas.operations import ReadinessResponse
+from entrypoints.http.schemas.operations import Liveness, ReadinessResponse
 
 
 @get("/healthz", summary="Liveness", tags=["operations"])
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+async def healthz() -> Liveness:
+    return Liveness(status="ok")
 
 
 NOT_READY = ResponseSpec(

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar import Controller, get, post
 from litestar.di import Provide
 from litestar.status_codes import HTTP_200_OK
@@ -17,13 +15,20 @@ from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal
-from entrypoints.http.schemas.providers import CarrierVerifyRequest, SelectNumberRequest
+from entrypoints.http.schemas.providers import (
+    AccountNumber,
+    CarrierAccount,
+    CarrierVerifyRequest,
+    CredentialStatus,
+    SelectNumberRequest,
+)
 
 
-def verified_view(credential: ProviderCredential) -> dict[str, Any]:
-    return {"status": credential.status, "account_name": credential.account_name,
-            "phone_numbers": [{"number": n["number"], "friendly": n["friendly"]} for n in credential.numbers],
-            "caller_number": credential.caller_number}
+def verified_view(credential: ProviderCredential) -> CarrierAccount:
+    return CarrierAccount(status=credential.status, account_name=credential.account_name,
+                          phone_numbers=[AccountNumber(number=n["number"], friendly=n["friendly"])
+                                         for n in credential.numbers],
+                          caller_number=credential.caller_number)
 
 
 class ProvidersController(Controller):
@@ -33,7 +38,7 @@ class ProvidersController(Controller):
 
     @post("/carrier/verify", guards=[requires_scope(PROVIDERS_WRITE)], status_code=HTTP_200_OK,
           summary="Check Twilio credentials with Twilio, then store them encrypted; lists the account's numbers")
-    async def verify(self, data: CarrierVerifyRequest, container: Container, principal: Principal) -> dict[str, Any]:
+    async def verify(self, data: CarrierVerifyRequest, container: Container, principal: Principal) -> CarrierAccount:
         credential = await run_blocking(credentials.verify, container.calling, principal, container.carrier,
                                         container.credential_box, account_sid=data.account_sid,
                                         auth_token=data.auth_token)
@@ -41,11 +46,11 @@ class ProvidersController(Controller):
 
     @post("/select-number", guards=[requires_scope(PROVIDERS_WRITE)], status_code=HTTP_200_OK, sync_to_thread=True,
           summary="Choose the caller number: one of the verified account's numbers")
-    def select_number(self, data: SelectNumberRequest, container: Container, principal: Principal) -> dict[str, Any]:
+    def select_number(self, data: SelectNumberRequest, container: Container, principal: Principal) -> CarrierAccount:
         return verified_view(credentials.select_number(container.calling, principal, data.e164))
 
     @get("/{provider:str}", guards=[requires_scope(PROVIDERS_WRITE)], sync_to_thread=True,
          summary="The stored credential: {status, last4} (last four characters of the auth token)")
-    def show(self, container: Container, principal: Principal, provider: str) -> dict[str, Any]:
+    def show(self, container: Container, principal: Principal, provider: str) -> CredentialStatus:
         status, last4 = credentials.status(container.calling, principal.tenant_id, provider)
-        return {"status": status, "last4": last4}
+        return CredentialStatus(status=status, last4=last4)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import Controller, delete, get, post
 from litestar.di import Provide
@@ -16,7 +16,7 @@ from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.dependencies import provide_principal, views_caught_up
-from entrypoints.http.schemas.calls import SuppressionRequest
+from entrypoints.http.schemas.calls import SuppressionAdded, SuppressionRemoved, SuppressionRequest
 from entrypoints.http.schemas.pages import SuppressionsPage
 from domain.timestamps import iso
 from projections.suppressions.queries import list_suppressions
@@ -52,14 +52,14 @@ class SuppressionsController(Controller):
 
     @post("", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_201_CREATED,
           summary="Suppress a number: calls to it are refused with type 'suppressed'")
-    def add(self, data: SuppressionRequest, container: Container, principal: Principal) -> dict[str, Any]:
+    def add(self, data: SuppressionRequest, container: Container, principal: Principal) -> SuppressionAdded:
         entry = suppressions.add(container.calling, principal, e164=data.e164, reason=data.reason,
                                  expires_at=data.expires_at)
-        return {"e164": entry.e164, "reason": entry.reason, "expires_at": iso(entry.expires_at),
-                "added_by": entry.added_by, "added_at": iso(entry.added_at)}
+        return SuppressionAdded(e164=entry.e164, reason=entry.reason, expires_at=iso(entry.expires_at),
+                                added_by=entry.added_by, added_at=iso(entry.added_at) or "")
 
     @delete("/{e164:str}", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_200_OK,
             summary="Lift a suppression")
-    def remove(self, container: Container, principal: Principal, e164: str) -> dict[str, Any]:
+    def remove(self, container: Container, principal: Principal, e164: str) -> SuppressionRemoved:
         entry = suppressions.remove(container.calling, principal, e164=e164)
-        return {"status": "removed", "e164": entry.e164, "removed_at": iso(entry.removed_at)}
+        return SuppressionRemoved(status="removed", e164=entry.e164, removed_at=iso(entry.removed_at))

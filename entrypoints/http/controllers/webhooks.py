@@ -28,6 +28,7 @@ from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dependencies import provide_principal, views_caught_up
 from entrypoints.http.schemas.pages import DeliveriesPage, WebhookEndpointsList
 from entrypoints.http.schemas.webhooks import (
+    DeliveryRetry,
     DisabledReason,
     ErrorBody,
     WebhookCreateRequest,
@@ -88,12 +89,13 @@ class WebhooksController(Controller):
 
     @post("", guards=[requires_scope(WEBHOOKS_WRITE)], status_code=HTTP_201_CREATED,
           summary="Register an endpoint for call.completed; the signing secret is shown only in this answer")
-    async def create(self, data: WebhookCreateRequest, container: Container, principal: Principal) -> dict[str, Any]:
+    async def create(self, data: WebhookCreateRequest, container: Container,
+                     principal: Principal) -> WebhookSecretResponse:
         events = endpoints.check_events(data.events)
         url = await checked_url(container, data.url)
         endpoint, secret = await run_blocking(endpoints.create, container.calling, principal, container.secret_box,
                                               url=url, description=data.description, events=events)
-        return {**endpoint_view(endpoint), "secret": secret}
+        return WebhookSecretResponse(**endpoint_view(endpoint), secret=secret)
 
     @get("/{endpoint_id:str}", guards=[requires_scope(WEBHOOKS_READ)], sync_to_thread=True, responses=ERRORS,
          summary="One endpoint (deleted or disabled ones too); never the secret")
@@ -134,8 +136,8 @@ class WebhooksController(Controller):
 
     @delete("/{endpoint_id:str}", guards=[requires_scope(WEBHOOKS_WRITE)], sync_to_thread=True,
             status_code=HTTP_200_OK, summary="Soft-delete: nothing more is sent; the history stays readable")
-    def remove(self, container: Container, principal: Principal, endpoint_id: str) -> dict[str, Any]:
-        return endpoint_view(endpoints.delete(container.calling, principal, endpoint_id))
+    def remove(self, container: Container, principal: Principal, endpoint_id: str) -> WebhookEndpointResponse:
+        return WebhookEndpointResponse(**endpoint_view(endpoints.delete(container.calling, principal, endpoint_id)))
 
     @get("/{endpoint_id:str}/deliveries", guards=[requires_scope(WEBHOOKS_READ)],
          summary="Deliveries to this endpoint, newest first, each with its attempts")
@@ -162,10 +164,10 @@ class WebhooksController(Controller):
           sync_to_thread=True, status_code=HTTP_202_ACCEPTED,
           summary="Re-post the original payload once (same delivery id, fresh timestamp and signature)")
     def retry(self, container: Container, principal: Principal, endpoint_id: str,
-              delivery_id: str) -> Response[dict[str, Any]]:
+              delivery_id: str) -> Response[DeliveryRetry]:
         delivery = deliveries.request_retry(container.calling, principal, endpoint_id, delivery_id)
         if container.webhook_dispatcher is not None:
             container.webhook_dispatcher.hint([delivery])
-        return Response({"delivery_id": delivery.delivery_id, "delivery_uuid": delivery.delivery_uuid,
-                         "status": delivery.status, "retry_requested_at": iso(delivery.retry_requested_at)},
+        return Response(DeliveryRetry(delivery_id=delivery.delivery_id, delivery_uuid=delivery.delivery_uuid,
+                                      status=delivery.status, retry_requested_at=iso(delivery.retry_requested_at)),
                         status_code=HTTP_202_ACCEPTED)

@@ -126,3 +126,15 @@ class CallCreated(msgspec.Struct, kw_only=True):
     status: str
 
 
+class SuppressionAdded(msgspec.Struct, kw_only=True):
+    e164: str
+    reason: str | None
+    expires_at: str | None  # ISO 8601; null: for good
+    added_by: str  # who: a key (key_…), a user (usr_…) or the service
+    added_at: str
+
+
+class SuppressionRemoved(msgspec.Struct, kw_only=True):
+    status: Literal["removed"]
+    e164: str
+    removed_at: str | None

@@ -33,3 +33,7 @@ class ReadinessResponse(msgspec.Struct, kw_only=True):
     status: Literal["ready", "degraded", "not_ready"]
     max_lag_seconds: float
     checks: ReadinessChecks
+
+
+class Liveness(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]

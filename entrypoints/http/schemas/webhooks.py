@@ -61,3 +61,12 @@ class ErrorDetail(msgspec.Struct, kw_only=True, frozen=True):
 
 class ErrorBody(msgspec.Struct, kw_only=True, frozen=True):
     error: ErrorDetail
+
+
+class DeliveryRetry(msgspec.Struct, kw_only=True, frozen=True):
+    """A manual retry accepted: the delivery is sent again once (same delivery id)."""
+
+    delivery_id: str  # dlv_…
+    delivery_uuid: str  # the X-Service-Delivery-Id header of every attempt
+    status: str  # pending until the retry is sent
+    retry_requested_at: str | None
