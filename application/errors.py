@@ -23,6 +23,16 @@ class ConflictError(ApplicationError):
     code = "conflict"
 
 
+class InProgressError(ConflictError):
+    """The same request is still being worked on by another; answered 409 with ``Retry-After``."""
+
+    code = "request_in_progress"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+
 class AuthenticationError(ApplicationError):
     code = "unauthenticated"
 

@@ -17,6 +17,8 @@ EVENT = "evt"
 CALL = "cll"
 WEBHOOK = "wh"
 DELIVERY = "dlv"
+PUSH_SUBSCRIPTION = "psub"
+PUSH_NOTIFICATION = "pntf"
 
 _NAMESPACE = uuid.UUID("6f1c3c5e-5d0b-4f43-9a57-0d1f2b8c7a10")
 

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,9 @@ class Settings:
     webhook_allow_http: bool = False
     webhook_timeout_seconds: float = 10.0  # per attempt; at most 10
     webhook_retry_delays: tuple[float, ...] = (5.0, 30.0, 120.0)  # seconds after failures 1-3 (SPEC.md Events 6)
+    # Web Push (docs/push.md): the VAPID contact a push service may write to, and each send's timeout.
+    push_contact: str = "mailto:push@localhost"
+    push_timeout_seconds: float = 5.0
     # Live calls: engine profile overrides ({"alpha_31": {"transport": "stream"}}), recording,
     # how long a stream token lives, and when the reconciler asks the carrier about a call.
     voice_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -49,6 +53,9 @@ class Settings:
     ready_max_lag_seconds: float = 30.0  # /readyz: a follower older than this is "degraded"
     database_wait_seconds: float = 3.0  # a request's wait for a database connection; then 503
     reconcile_after_seconds: float = 60.0  # a dial with no carrier answer, or a silent call past its end
+    # The wizard's purchase claim (docs/wizard.md): how long a number purchase may be on its way before
+    # a retry looks for the number at the carrier; longer than a carrier request's timeout (10 s).
+    wizard_purchase_lease_seconds: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -88,6 +95,10 @@ class Settings:
             if len(delays) != 3 or min(delays) <= 0:
                 raise ValueError("CALLWRIGHT_WEBHOOK_RETRY_DELAYS takes three positive numbers of seconds, e.g. 5,30,120")
             values["webhook_retry_delays"] = delays
+        if env.get("CALLWRIGHT_PUSH_CONTACT", "").strip():
+            values["push_contact"] = env["CALLWRIGHT_PUSH_CONTACT"].strip()
+        if env.get("CALLWRIGHT_PUSH_TIMEOUT_SECONDS"):
+            values["push_timeout_seconds"] = min(10.0, float(env["CALLWRIGHT_PUSH_TIMEOUT_SECONDS"]))
         if env.get("CALLWRIGHT_VOICE_PROFILES"):
             values["voice_profiles"] = json.loads(env["CALLWRIGHT_VOICE_PROFILES"])
         if env.get("CALLWRIGHT_RECORD_CALLS"):
@@ -96,6 +107,8 @@ class Settings:
             values["stream_token_seconds"] = int(env["CALLWRIGHT_STREAM_TOKEN_SECONDS"])
         if env.get("CALLWRIGHT_RECONCILE_AFTER_SECONDS"):
             values["reconcile_after_seconds"] = float(env["CALLWRIGHT_RECONCILE_AFTER_SECONDS"])
+        if env.get("CALLWRIGHT_WIZARD_PURCHASE_LEASE_SECONDS"):
+            values["wizard_purchase_lease_seconds"] = float(env["CALLWRIGHT_WIZARD_PURCHASE_LEASE_SECONDS"])
         if env.get("CALLWRIGHT_READY_MAX_LAG_SECONDS"):
             values["ready_max_lag_seconds"] = float(env["CALLWRIGHT_READY_MAX_LAG_SECONDS"])
         if env.get("CALLWRIGHT_DATABASE_WAIT_SECONDS"):
@@ -116,6 +129,10 @@ class Settings:
         from domain.calls.engines import profiles_from
 
         return profiles_from(self.voice_profiles)
+
+    @property
+    def wizard_purchase_lease(self) -> timedelta:
+        return timedelta(seconds=self.wizard_purchase_lease_seconds)
 
     @property
     def base_url(self) -> str:

@@ -1,5 +1,6 @@
 """``TwilioProvisioner``: the ``NumberProvisioner`` port on the service's managed Twilio
-sub-account (AvailablePhoneNumbers Local by area code, IncomingPhoneNumbers create and delete).
+sub-account (AvailablePhoneNumbers Local by area code, IncomingPhoneNumbers create, list by friendly
+name and delete).
 
 Goes where ``TwilioCarrier`` goes (``CALLWRIGHT_TWILIO_API_BASE_URL``); never logs or raises with
 the auth token.
@@ -40,10 +41,15 @@ class TwilioProvisioner:
             area_code=int(area_code), voice_enabled=True, sms_enabled=True, limit=SEARCH_LIMIT))
         return [str(n.phone_number) for n in found if n.phone_number]
 
-    def purchase(self, e164: str, voice_url: str, sms_url: str) -> str:
+    def purchase(self, e164: str, voice_url: str, sms_url: str, *, tag: str | None = None) -> str:
+        named = {"friendly_name": tag} if tag is not None else {}
         bought = self._on_account(lambda account: account.incoming_phone_numbers.create(
-            phone_number=e164, voice_url=voice_url, voice_method="POST", sms_url=sms_url, sms_method="POST"))
+            phone_number=e164, voice_url=voice_url, voice_method="POST", sms_url=sms_url, sms_method="POST", **named))
         return str(bought.sid)
+
+    def tagged(self, tag: str) -> list[tuple[str, str]]:
+        found = self._on_account(lambda account: account.incoming_phone_numbers.list(friendly_name=tag, limit=20))
+        return [(str(n.phone_number), str(n.sid)) for n in found if n.phone_number and n.friendly_name == tag]
 
     def release(self, provider_sid: str) -> None:
         try:

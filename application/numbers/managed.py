@@ -108,7 +108,7 @@ def release(calling: Calling, numbering: ManagedNumbering | None, principal: Pri
             raise UpstreamUnavailableError(f"the carrier could not be reached to release {number.e164} ({exc}); "
                                            "nothing was changed, try again") from None
         except CarrierRefusedError as exc:
-            raise _refused(exc, "release") from None
+            raise carrier_refusal(exc, "release") from None
     log.info("managed_number.released", number_id=number_id, e164=number.e164, provider_sid=number.provider_sid)
     return registry.disconnect(calling, principal, number_id, source=MANAGED)
 
@@ -134,7 +134,7 @@ def _buy(numbering: ManagedNumbering, area_code: str) -> tuple[str, str]:
         raise UpstreamUnavailableError(f"the carrier could not be reached to search for numbers ({exc}); "
                                        "nothing was bought") from None
     except CarrierRefusedError as exc:
-        raise _refused(exc, "search") from None
+        raise carrier_refusal(exc, "search") from None
     for e164 in found[:MAX_CANDIDATES]:
         try:
             sid = provisioner.purchase(e164, numbering.voice_url, numbering.sms_url)
@@ -145,7 +145,7 @@ def _buy(numbering: ManagedNumbering, area_code: str) -> tuple[str, str]:
                                            "try again") from None
         except CarrierRefusedError as exc:
             if exc.code != SOLD_MEANWHILE:
-                raise _refused(exc, "purchase") from None
+                raise carrier_refusal(exc, "purchase") from None
             continue
         log.info("managed_number.bought", e164=e164, provider_sid=sid, area_code=area_code)
         return e164, sid
@@ -153,7 +153,7 @@ def _buy(numbering: ManagedNumbering, area_code: str) -> tuple[str, str]:
                      code="no_number_available", value=area_code)
 
 
-def _refused(exc: CarrierRefusedError, step: str) -> Exception:
+def carrier_refusal(exc: CarrierRefusedError, step: str) -> Exception:
     """The managed account refused: its credentials are the operator's to fix (503); anything else
     is the carrier's answer (502)."""
     if exc.code in ("carrier_auth_failed", "carrier_account_not_found", "carrier_account_inactive"):

@@ -15,9 +15,14 @@ class NumberProvisioner(Protocol):
         """E.164 numbers on sale in ``area_code`` (a few, best first); none: an empty list."""
         ...
 
-    def purchase(self, e164: str, voice_url: str, sms_url: str) -> str:
+    def purchase(self, e164: str, voice_url: str, sms_url: str, *, tag: str | None = None) -> str:
         """Buy ``e164`` with its inbound calls and texts sent to these URLs; the carrier's id of it.
-        ``CarrierRefusedError`` when the carrier said no (e.g. sold meanwhile)."""
+        ``CarrierRefusedError`` when the carrier said no (e.g. sold meanwhile). ``tag``: kept on the
+        number at the carrier (its friendly name), so that ``tagged`` finds it again."""
+        ...
+
+    def tagged(self, tag: str) -> list[tuple[str, str]]:
+        """The account's numbers bought with ``tag``, as (E.164, the carrier's id); none: empty."""
         ...
 
     def release(self, provider_sid: str) -> None:

@@ -20,6 +20,10 @@ TEMPLATES_WRITE = "templates:write"
 # Additive scopes for flows (docs/flows.md): reading and previewing them, and drafting or publishing them.
 FLOWS_READ = "flows:read"
 FLOWS_WRITE = "flows:write"
+# Additive scopes for Web Push (docs/push.md): listing the devices, and subscribing, unsubscribing
+# and acknowledging notifications. The VAPID public key needs none.
+PUSH_READ = "push:read"
+PUSH_WRITE = "push:write"
 
 ALL_SCOPES: tuple[str, ...] = (
     CALLS_CREATE,
@@ -34,6 +38,8 @@ ALL_SCOPES: tuple[str, ...] = (
     TEMPLATES_WRITE,
     FLOWS_READ,
     FLOWS_WRITE,
+    PUSH_READ,
+    PUSH_WRITE,
 )
 
 

@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from adapters.memory.greeting_audio import MemoryGreetingAudio
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.readiness import ReadinessProbe
+from adapters.scripted.wizard import RuleBasedWizardGenerator
 from application.accounts.app import Accounts
 from application.calling.app import Calling
 from application.calling.carrier_reports import CarrierEdge
@@ -26,7 +27,9 @@ from application.numbers.greetings import GreetingAudioStore
 from application.numbers.provisioning import ManagedNumbering
 from application.ports import Clock, FreshReads, RateLimiter, SecretBox
 from application.providers.ports import Carrier
+from application.push.ports import PushPorts
 from application.webhooks.ports import WebhookPoster
+from application.wizard.ports import WizardGenerator
 from entrypoints.http.context import VoiceMetrics
 from entrypoints.settings import Settings
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
@@ -49,6 +52,8 @@ class Container:
     speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
     greeting_audio: GreetingAudioStore = field(default_factory=MemoryGreetingAudio)  # numbers' greetings, rendered
     managed_numbering: ManagedNumbering | None = None  # the managed sub-account; None: not configured
+    wizard_generator: WizardGenerator = field(default_factory=RuleBasedWizardGenerator)  # Anthropic with a key
+    push: PushPorts | None = None  # Web Push: the sender, the VAPID key maker, the sealing box
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests
     # Whether an error says the database cannot be reached (the HTTP edge answers 503).
     database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)

@@ -24,6 +24,7 @@ from adapters.postgres.database import DatabaseConfig, start_embedded
 from adapters.postgres.pools import cap_reconnect_backoff, is_outage, sync_pool
 from adapters.postgres.greeting_audio import PostgresGreetingAudio
 from adapters.postgres.rate_limiter import PostgresRateLimiter
+from adapters.push.vapid_keys import new_vapid_keys
 from adapters.scripted.brain import ScriptedBrain, ScriptedExtractor
 from adapters.simulated.callee import SimulatedCallee
 from adapters.speech.loopback import LoopbackSpeech
@@ -36,9 +37,11 @@ from application.calling.live import LivePorts
 from application.calling.ports import AgentBrain, OutcomeExtractor
 from application.commit_path import direct, grouped
 from application.ports import Clock, EmailSender, PasswordHasher
+from application.push.ports import PushPorts
 from domain.calls.pricing import price_table
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.managed import managed_account, managed_numbering
+from entrypoints.bootstrap.wizard import wizard_generator
 from entrypoints.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -66,6 +69,7 @@ class Keys:
     webhook_secrets: bytes
     provider_credentials: bytes
     voice_socket_token: bytes
+    push_secrets: bytes
 
     @classmethod
     def load(cls, settings: Settings) -> Keys:
@@ -74,7 +78,8 @@ class Keys:
             log.warning("secret_key.generated", path=str(settings.data_dir / "secret.key"),
                         hint="set CALLWRIGHT_SECRET_KEY when several machines share one database")
         return cls(*(master_key.derive(secret, purpose) for purpose in
-                     ("session-jwt", "webhook-secrets", "provider-credentials", "voice-socket-token")))
+                     ("session-jwt", "webhook-secrets", "provider-credentials", "voice-socket-token",
+                      "push-secrets")))
 
 
 def _account_ports(settings: Settings, keys: Keys, clock: Clock, email: EmailSender | None,
@@ -143,6 +148,18 @@ def _webhook_poster(settings: Settings) -> Any:
     return poster
 
 
+def _push_ports(settings: Settings, keys: Keys) -> PushPorts:
+    """Web Push: a sender behind the webhook SSRF guard (and its development flags), per use."""
+    def sender() -> Any:
+        from adapters.push.sender import WebPushSender
+
+        return WebPushSender(contact=settings.push_contact, allow_private=settings.webhook_allow_private,
+                             allow_http=settings.webhook_allow_http, timeout=min(10.0, settings.push_timeout_seconds))
+
+    return PushPorts(box=AesGcmSecretBox(keys.push_secrets, purpose="push-secret"), sender=sender,
+                     new_vapid_keys=new_vapid_keys)
+
+
 def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: EmailSender | None,
                hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool) -> Container:
     keys = Keys.load(settings)
@@ -161,6 +178,8 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
         secret_box=AesGcmSecretBox(keys.webhook_secrets, purpose="webhook-secret"), credential_box=credential_box,
         carrier=carrier, carrier_edge=edge, webhook_poster=_webhook_poster(settings),
         speech_engines={LoopbackSpeech.name: LoopbackSpeech()}, managed_numbering=managed_numbering(settings),
+        wizard_generator=wizard_generator(settings, clock),
+        push=_push_ports(settings, keys),
     )
 
 

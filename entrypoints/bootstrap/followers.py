@@ -26,6 +26,7 @@ from entrypoints.workers.call_runner import CallRunner
 from entrypoints.workers.greeting_renderer import GreetingRenderer
 from entrypoints.workers.live_settler import LiveSettler
 from entrypoints.workers.post_call_sms import PostCallSms
+from entrypoints.workers.push_notifier import PushNotifier
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 from entrypoints.workers.webhook_scheduler import WebhookScheduler
 from projections.analyst_views import install_analyst_views
@@ -70,6 +71,9 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
 
     calling = container.calling
     simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
+    push = container.push
+    pushing: dict[str, ReactorFactory] = {} if push is None else {
+        PushNotifier.name: (calling, lambda tracking: PushNotifier(calling, tracking, push))}
     return {
         CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
@@ -78,6 +82,7 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
         PostCallSms.name: (calling, lambda tracking: PostCallSms(calling, tracking)),
         GreetingRenderer.name: (calling, lambda tracking: GreetingRenderer(
             calling, tracking, lambda number: _greeting_speech(container, number), container.greeting_audio)),
+        **pushing,
     }
 
 

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from entrypoints.bootstrap import Container, serving
 from entrypoints.http.auth import AuthMiddleware, policy_for
-from entrypoints.http.body import JsonBodyRequest
+from entrypoints.http.body import MAX_BODY_BYTES, JsonBodyRequest
 from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
 from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.analytics import analytics_router
@@ -24,14 +24,17 @@ from entrypoints.http.controllers.calls import CallsController
 from entrypoints.http.controllers.numbers import NumbersController
 from entrypoints.http.controllers.carrier import CarrierCallbacks
 from entrypoints.http.controllers.providers import ProvidersController
+from entrypoints.http.controllers.push import PushController
 from entrypoints.http.controllers.suppressions import SuppressionsController
 from entrypoints.http.controllers.flows import FlowsController
 from entrypoints.http.controllers.templates import TemplatesController
 from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
+from entrypoints.http.controllers.wizard import WizardController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_access, describe_errors, describe_webhooks, openapi_config
+from entrypoints.http.docs_contract import describe_contract
 from entrypoints.http.errors import EXCEPTION_HANDLERS
 from entrypoints.http.mcp_mount import HostedTools, mount
 from entrypoints.http.media_stream import stream_socket
@@ -65,11 +68,13 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             relay_socket,
             stream_socket,
             ProvidersController,
+            PushController,
             SuppressionsController,
             TemplatesController,
             FlowsController,
             TenantsController,
             WebhooksController,
+            WizardController,
             healthz,
             readyz,
             metrics,
@@ -81,13 +86,14 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(VERSION),
         lifespan=[lifespan, tools.lifespan],
-        request_max_body_size=1_000_000,
+        request_max_body_size=MAX_BODY_BYTES,
         request_class=JsonBodyRequest,
         debug=False,
     )
     describe_errors(app.openapi_schema)
     describe_access(app.openapi_schema, lambda path: policy_for(path) is not None)
     describe_webhooks(app.openapi_schema)
+    describe_contract(app.openapi_schema)
     app.state.container = container
     app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry))
     return app

@@ -22,6 +22,7 @@ from application.errors import (
     ConflictError,
     FeatureUnavailableError,
     FieldError,
+    InProgressError,
     InvalidTokenError,
     NotFoundError,
     PermissionDeniedError,
@@ -127,6 +128,8 @@ def status_and_headers(exc: ApplicationError) -> tuple[int, dict[str, str]]:
     status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
     if isinstance(exc, RateLimitedError):
         return status, {**exc.headers, "Retry-After": str(exc.retry_after)}
+    if isinstance(exc, InProgressError):
+        return status, {"Retry-After": str(exc.retry_after)}
     return status, {}
 
 

@@ -17,7 +17,9 @@ from adapters.postgres.database import DatabaseConfig
 from application.accounts import registration
 from entrypoints.bootstrap import Container
 from tests.fakes.receiver import Answer, Receiver
+from tests.fakes.twilio.rest import FakeTwilio
 from tests.support.call_requests import LONDON, LONDON_2, LONDON_3, call_body
+from tests.support.push import devices_of
 from tests.support.setup import PASSWORD, Account, new_tenant
 from tests.support.shared_app import shared_app
 
@@ -32,12 +34,13 @@ PAGED = {
     "/v1/calls/{call}/events": "seq",
     "/auth/api-keys/{key}/events": "seq",
     "/auth/api_keys/{key}/events": "seq",
+    "/v1/push/subscriptions": "id",
 }
 WHOLE = ("/auth/api-keys", "/auth/api_keys", "/v1/webhooks", "/v1/admin/voice-model-stats")
 OFFSET_PAGED = ("/v1/calls", "/v1/webhooks/{endpoint}/deliveries")
 # paged by cursor alone: no offset parameter
 KEYSET_ONLY = ("/v1/templates", "/v1/flows", "/v1/calls/{call}/events", "/auth/api-keys/{key}/events",
-               "/auth/api_keys/{key}/events")
+               "/auth/api_keys/{key}/events", "/v1/push/subscriptions")
 PLACEHOLDERS = {"{endpoint}": "{endpoint_id}", "{call}": "{call_id}", "{key}": "{key_id}"}
 
 
@@ -46,8 +49,10 @@ def setup(pg_server: DatabaseConfig, tmp_path_factory: pytest.TempPathFactory) -
     receiver = Receiver(default=Answer(200))
     flags = {"webhook_allow_private": True, "webhook_allow_http": True, "webhook_timeout_seconds": 0.5}
     try:
-        with shared_app(pg_server, tmp_path_factory.mktemp("var"), **flags) as (client, container):
+        with FakeTwilio() as carrier, shared_app(pg_server, tmp_path_factory.mktemp("var"), carrier,
+                                                 **flags) as (client, container):
             tenant = new_tenant(client, container)
+            devices_of(client, carrier, tenant, 3)
             endpoint = client.post("/v1/webhooks", json={"url": receiver.url}, headers=tenant.headers).json()
             key = client.post("/auth/api-keys", json={}, headers=tenant.headers).json()["key_id"]
             client.post(f"/auth/api-keys/{key}/rotate", headers=tenant.headers)

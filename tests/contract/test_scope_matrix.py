@@ -45,6 +45,13 @@ SCOPE_TABLE: list[tuple[str, str, str, str]] = [
     ("POST", "/v1/numbers/{number_id:str}/sms/preview", f"/v1/numbers/{NUMBER_A}/sms/preview", scopes.NUMBERS_WRITE),
     ("POST", "/v1/providers/carrier/verify", "/v1/providers/carrier/verify", scopes.PROVIDERS_WRITE),
     ("POST", "/v1/providers/select-number", "/v1/providers/select-number", scopes.PROVIDERS_WRITE),
+    # Scopes the spec leaves open (Authentication §10): provisioning buys a number (docs/wizard.md).
+    ("POST", "/v1/wizard/provision", "/v1/wizard/provision", scopes.NUMBERS_WRITE),
+    # Web Push (docs/push.md): listing devices, and subscribing, unsubscribing, acknowledging.
+    ("GET", "/v1/push/subscriptions", "/v1/push/subscriptions", scopes.PUSH_READ),
+    ("POST", "/v1/push/subscribe", "/v1/push/subscribe", scopes.PUSH_WRITE),
+    ("POST", "/v1/push/unsubscribe", "/v1/push/unsubscribe", scopes.PUSH_WRITE),
+    ("POST", "/v1/push/delivered", "/v1/push/delivered", scopes.PUSH_WRITE),
 ]
 
 SCOPE_SETS: list[tuple[str, ...]] = [
@@ -147,6 +154,19 @@ def test_audit_trail_route_needs_the_audit_read_scope(client, account):
     auditor = client.post("/auth/api-keys", headers=account.headers, json={"scopes": ["audit:read"]}).json()
     assert client.get("/v1/audit-events", headers={"Authorization": f"Bearer {auditor['secret']}"}).status_code == 200
     assert client.get("/v1/audit-events", headers=account.headers).status_code == 200
+
+
+def test_wizard_generate_takes_any_key_and_provision_takes_numbers_write(client, account):
+    """docs/wizard.md: generating a configuration changes nothing (any valid key); provisioning buys a
+    number (numbers:write). On the real routes, with an empty body: past the guard it is a 422."""
+    for scope in scopes.ALL_SCOPES:
+        secret = client.post("/auth/api-keys", headers=account.headers, json={"scopes": [scope]}).json()["secret"]
+        headers = {"Authorization": f"Bearer {secret}"}
+        generated = client.post("/v1/wizard/generate", headers=headers, json={"business_description": "A dentist"})
+        assert generated.status_code == 200, (scope, generated.text)
+        provisioned = client.post("/v1/wizard/provision", headers=headers, json={})
+        expected = 422 if scope == scopes.NUMBERS_WRITE else 403
+        assert provisioned.status_code == expected, (scope, provisioned.text)
 
 
 # --- number_ids: SPEC.md Authentication §6 ---------------------------------------------------------

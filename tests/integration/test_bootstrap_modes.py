@@ -25,7 +25,7 @@ from entrypoints.workers.kafka_mode import KafkaSettings
 from tests.support.setup import FAST_HASHER
 from tests.fakes.clock import FakeClock
 
-REACTORS = {"call_runner", "live_settler", "webhook_scheduler", "greeting_renderer", "post_call_sms"}
+REACTORS = {"call_runner", "live_settler", "webhook_scheduler", "greeting_renderer", "post_call_sms", "push_notifier"}
 VIEWS = {"audit_events_v1", "api_keys_v1", "suppressions_v1", "calls_list_v1", "call_facts_v1", "webhook_deliveries_v1",
          "voice_model_stats_v1", "templates_v1", "flows_v1"}
 

@@ -88,7 +88,8 @@ class NumberMarket:
             return 400, _error(400, 21422, f"Phone number {e164} is not available")
         sid, now = number_sid(e164), rfc2822()
         resource = {
-            "sid": sid, "account_sid": account.sid, "phone_number": e164, "friendly_name": _friendly(e164),
+            "sid": sid, "account_sid": account.sid, "phone_number": e164,
+            "friendly_name": form.get("FriendlyName") or _friendly(e164),
             "voice_url": form.get("VoiceUrl"), "voice_method": form.get("VoiceMethod", "POST"),
             "sms_url": form.get("SmsUrl", ""), "sms_method": form.get("SmsMethod", "POST"),
             "status_callback": form.get("StatusCallback", ""), "status_callback_method": "POST",

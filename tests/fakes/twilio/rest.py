@@ -85,6 +85,10 @@ class FakeTwilio:
     # creates the call at all (the request was lost).
     create_delay: float = 0.0
     lose_creates: bool = False
+    # The same for number purchases (IncomingPhoneNumbers create): the number is bought at once and
+    # the answer held this long; with ``lose_purchases`` nothing is bought.
+    purchase_delay: float = 0.0
+    lose_purchases: bool = False
     # Messages: to these numbers the carrier refuses (21610, unsubscribed recipient); while
     # ``messages_down`` it answers 503.
     refuse_messages_to: frozenset[str] = frozenset()
@@ -248,12 +252,15 @@ class FakeTwilio:
             self.received.append(Received(method, split.path, query, form, user.sid if user else None))
         afterwards: list[Callable[[], None]] = []  # a new call rings once its creator holds the answer
         creating = method == "POST" and split.path.endswith("/Calls.json")
-        if creating and self.lose_creates:
+        buying = method == "POST" and split.path.endswith("/IncomingPhoneNumbers.json")
+        if (creating and self.lose_creates) or (buying and self.lose_purchases):
             status, body = 500, _error(500, 20500, "An internal server error has occurred")  # nothing created
         else:
             status, body = self._route(method, split.path, query, form, user, afterwards)
         if creating and self.create_delay:
             time.sleep(self.create_delay)  # the answer is late: a crash test kills the dialer meanwhile
+        if buying and self.purchase_delay:
+            time.sleep(self.purchase_delay)
         payload = b"" if status == 204 else json.dumps(body).encode()
         try:
             handler.send_response(status)
@@ -334,10 +341,11 @@ class FakeTwilio:
 
     def _numbers_page(self, account: FakeAccount, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
         wanted = query.get("PhoneNumber", [None])[0]
+        named = query.get("FriendlyName", [None])[0]
         records = [{"sid": "PN" + uuid.uuid5(uuid.NAMESPACE_URL, e164).hex, "account_sid": account.sid,
                     "phone_number": e164, "friendly_name": friendly,
                     "capabilities": {"voice": True, "sms": True, "mms": False, "fax": False}}
-                   for e164, friendly in account.numbers if wanted in (None, e164)]
+                   for e164, friendly in account.numbers if wanted in (None, e164) and named in (None, friendly)]
         return self._page("incoming_phone_numbers", records, path, query)
 
     def _calls_page(self, account: FakeAccount, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
