@@ -1,6 +1,7 @@
 """The client against a real ``callwright serve`` on a loopback port (scripted agent, embedded or
 machine PostgreSQL): the README's walk-through in Python, paging, a create retried after its
-answer was lost, typed errors, the CSV export, the async client, and every resource's routes.
+answer was lost, typed errors, the CSV export, the async client, and every resource's routes
+(the wizard with the offline generator, Web Push up to what an account without numbers can do).
 
 Each test signs up an account of its own (approved with the operator CLI), so counts are exact.
 """
@@ -8,6 +9,7 @@ Each test signs up an account of its own (approved with the operator CLI), so co
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import csv
 import io
@@ -233,3 +235,47 @@ def test_every_resource_reaches_its_routes(server: ServeProcess, key: str) -> No
 
         report = client.analytics.report("volume-by-status", interval="day")
         assert isinstance(report, dict)
+
+
+SUPPORTED = "Acme Dental is a family dental practice in Austin, Texas. Patients call to book checkups and cleanings."
+UNSUPPORTED = "We call people about their overdue debts: a debt collection line."
+P256DH = "B" + "A" * 86  # base64url of 65 bytes, the first 0x04: an uncompressed point's shape
+
+
+def test_the_wizard_and_push_resources_reach_their_routes(server: ServeProcess, key: str) -> None:
+    with client_of(server, key) as client:
+        draft = client.wizard.generate(SUPPORTED)
+        assert draft.verdict == "supported" and draft.supported and draft.reason
+        assert draft.config and draft.config["timezone"] == "America/Chicago" and draft.config["objective"]
+        assert draft.config["transfer_destinations"] == [] and draft.raw["config"] == draft.config
+        refused = client.wizard.generate(UNSUPPORTED)
+        assert (refused.verdict, refused.config, refused.supported) == ("unsupported", None, False)
+
+        # the generated config passes the number checks; the description's verdict refuses it, before
+        # anything is bought
+        with pytest.raises(ValidationError) as unsupported:
+            client.wizard.provision(business_name="Acme Dental", business_description=UNSUPPORTED,
+                                    area_code="512", config=draft.config)
+        assert [p["loc"] for p in unsupported.value.detail] == [["body", "business_description"]]
+        assert unsupported.value.detail[0]["type"] == "use_case_unsupported"
+
+        public_key = client.push.vapid_key()
+        raw = base64.urlsafe_b64decode(public_key + "=" * (-len(public_key) % 4))
+        assert len(raw) == 65 and raw[0] == 4 and client.push.vapid_key() == public_key
+        assert list(client.push.subscriptions()) == []
+
+        # a loopback endpoint passes this server's URL policy (its development flags); the account
+        # has no number to subscribe to
+        missing = "00000000-0000-0000-0000-000000000000"
+        with pytest.raises(ValidationError) as no_number:
+            client.push.subscribe("http://127.0.0.1:9/push/device-1", P256DH, "A" * 22, [missing],
+                                  device_label="Front desk")
+        assert [(p["loc"], p["type"]) for p in no_number.value.detail] == [
+            (["body", "number_ids", 0], "number_not_found")]
+        with pytest.raises(NotFoundError) as unknown_device:
+            client.push.unsubscribe("http://127.0.0.1:9/push/device-1")
+        assert unknown_device.value.code == "subscription_not_found"
+        with pytest.raises(NotFoundError) as unknown_notification:
+            client.push.delivered("pntf_" + "0" * 32)
+        assert unknown_notification.value.code == "notification_not_found"
+        assert list(client.push.subscriptions(limit=1)) == []

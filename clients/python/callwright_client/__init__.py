@@ -17,6 +17,7 @@ from callwright_client.errors import (
     ValidationError,
     WaitTimeout,
 )
+from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import (
     ApiKey,
     BatchResult,
@@ -33,6 +34,7 @@ from callwright_client.webhooks import InvalidSignature, verify_signature
 __all__ = [
     "APIConnectionError", "ApiKey", "AsyncClient", "AuthenticationError", "BatchResult", "Call", "CallwrightError",
     "Client", "ConfigurationError", "ConflictError", "Flow", "InvalidSignature", "NotFoundError", "Number", "Page",
-    "PermissionDeniedError", "RateLimitError", "ServerError", "Suppression", "Template", "ValidationError",
-    "WaitTimeout", "WebhookEndpoint", "__version__", "verify_signature",
+    "PermissionDeniedError", "Provisioned", "PushNotification", "PushSubscription", "RateLimitError", "ServerError",
+    "Suppression", "Template", "ValidationError", "WaitTimeout", "WebhookEndpoint", "WizardDraft", "__version__",
+    "verify_signature",
 ]

@@ -1,9 +1,11 @@
 """Every operation of the API the client offers: its route, body and answer (entrypoints/http/controllers).
 
-Creates carry an ``Idempotency-Key``. ``POST /v1/calls`` and ``POST /v1/calls/batch`` honour it
-(a repeat answers the first result and dials nothing), so they are replay-safe; the other creates
-send it too, but their routes do not deduplicate yet, so they are never sent again once the
-server may have acted (see _retry).
+Creates carry an ``Idempotency-Key``. ``POST /v1/calls``, ``POST /v1/calls/batch`` and
+``POST /v1/wizard/provision`` honour it (a repeat answers the first result and dials or buys
+nothing), so they are replay-safe; the other creates send it too, but their routes do not
+deduplicate yet, so they are never sent again once the server may have acted (see _retry).
+The wizard's ``generate`` stores nothing, and a ``/v1/push`` POST sent twice leaves the device
+as sending it once does, so they are replay-safe too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, TypeVar
 import httpx
 
 from callwright_client._spec import NO_BODY, Operation, Spec, body_of, idempotency_key, one, page_of, row, segment
+from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import (
     ApiKey,
     BatchResult,
@@ -189,3 +192,43 @@ def publish_flow(flow_id: str) -> Operation[Flow]:
 # analytics
 def analytics_report(name: str, params: Params) -> Operation[Any]:
     return Operation(Spec("GET", f"/v1/analytics/{segment(name)}", params=params), body_of)
+
+
+# wizard
+def generate_config(business_description: str) -> Operation[WizardDraft]:
+    body = {"business_description": business_description}
+    return Operation(Spec("POST", "/v1/wizard/generate", body=body, replay_safe=True), one(WizardDraft.from_json))
+
+
+def provision_number(fields: dict[str, Any], key: str | None) -> Operation[Provisioned]:
+    """Buys a number: a retry repeats the key, so the server answers the first result (or 409
+    ``provision_in_progress`` with ``Retry-After`` while the purchase is on its way, see _retry)."""
+    return Operation(_create("/v1/wizard/provision", fields, key, honoured=True), one(Provisioned.from_json))
+
+
+# push: one subscription per endpoint, so subscribing again renews it; later unsubscribes and
+# acknowledgements change nothing
+def vapid_key() -> Operation[str]:
+    return Operation(Spec("GET", "/v1/push/vapid-key"), lambda response: str(response.json()["public_key"]))
+
+
+def subscribe_device(subscription: dict[str, Any], number_ids: list[str],
+                     device_label: str | None) -> Operation[PushSubscription]:
+    body: dict[str, Any] = {"subscription": subscription, "number_ids": number_ids}
+    if device_label is not None:
+        body["device_label"] = device_label
+    return Operation(Spec("POST", "/v1/push/subscribe", body=body, replay_safe=True), one(PushSubscription.from_json))
+
+
+def unsubscribe_device(endpoint: str) -> Operation[PushSubscription]:
+    spec = Spec("POST", "/v1/push/unsubscribe", body={"endpoint": endpoint}, replay_safe=True)
+    return Operation(spec, one(PushSubscription.from_json))
+
+
+def acknowledge_notification(notification_id: str) -> Operation[PushNotification]:
+    spec = Spec("POST", "/v1/push/delivered", body={"notification_id": notification_id}, replay_safe=True)
+    return Operation(spec, one(PushNotification.from_json))
+
+
+def list_push_subscriptions(params: Params) -> Operation[Page[PushSubscription]]:
+    return Operation(Spec("GET", "/v1/push/subscriptions", params=params), page_of(PushSubscription.from_json))

@@ -1,11 +1,15 @@
 """When a failed request is sent again, and after how long.
 
 429 is always retried: the server refuses it before doing anything. A 5xx or a dropped connection
-is retried only when the request is *replay-safe*: a read or an edit, or a create whose route
-honours ``Idempotency-Key`` (``POST /v1/calls`` and its batch), because the server may have acted
-before the answer was lost and a second create would otherwise dial a second call. The one
-exception is 503 with ``Retry-After``: the server says it did nothing (``database_unavailable``).
-A connection that was never made is always retried: nothing reached the server.
+is retried only when the request is *replay-safe*: a read or an edit, a create whose route honours
+``Idempotency-Key`` (``POST /v1/calls``, its batch, ``POST /v1/wizard/provision``), or a POST that
+changes nothing more when sent twice (see _operations), because the server may have acted before
+the answer was lost and a second create would otherwise dial a second call. The one exception is
+503 with ``Retry-After``: the server says it did nothing (``database_unavailable``). A connection
+that was never made is always retried: nothing reached the server. A 409 with ``Retry-After`` on a
+replay-safe request is retried too: the server is still working on the first request of that
+``Idempotency-Key`` (``provision_in_progress`` of ``POST /v1/wizard/provision``), and the same
+request sent after ``Retry-After`` answers its result; any other 409 is final.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ def status_is_retryable(response: httpx.Response, replay_safe: bool) -> bool:
         return True
     if status >= 500:
         return replay_safe or (status == 503 and "Retry-After" in response.headers)
+    if status == 409:
+        return replay_safe and "Retry-After" in response.headers
     return False
 
 

@@ -12,6 +12,7 @@ from typing import IO, Any
 from callwright_client import _operations as ops
 from callwright_client._async import AsyncSender
 from callwright_client.errors import WaitTimeout
+from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import ApiKey, BatchResult, Call, Flow, Number, Page, Suppression, Template, WebhookEndpoint
 
 Row = dict[str, Any]
@@ -157,3 +158,37 @@ class AsyncFlows(_Resource):
 class AsyncAnalytics(_Resource):
     async def report(self, name: str, **params: Any) -> Row:
         return await self._sender.run(ops.analytics_report(name, params))
+
+
+class AsyncWizard(_Resource):
+    """``/v1/wizard``; see ``resources.Wizard``."""
+
+    async def generate(self, business_description: str) -> WizardDraft:
+        return await self._sender.run(ops.generate_config(business_description))
+
+    async def provision(self, business_name: str, business_description: str, area_code: str, config: Row, *,
+                        idempotency_key: str | None = None) -> Provisioned:
+        fields = {"business_name": business_name, "business_description": business_description,
+                  "area_code": area_code, "config": config}
+        return await self._sender.run(ops.provision_number(fields, idempotency_key))
+
+
+class AsyncPush(_Resource):
+    """``/v1/push``; see ``resources.Push``."""
+
+    async def vapid_key(self) -> str:
+        return await self._sender.run(ops.vapid_key())
+
+    async def subscribe(self, endpoint: str, p256dh: str, auth: str, number_ids: Iterable[str],
+                        device_label: str | None = None) -> PushSubscription:
+        subscription = {"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}}
+        return await self._sender.run(ops.subscribe_device(subscription, list(number_ids), device_label))
+
+    async def unsubscribe(self, endpoint: str) -> PushSubscription:
+        return await self._sender.run(ops.unsubscribe_device(endpoint))
+
+    async def delivered(self, notification_id: str) -> PushNotification:
+        return await self._sender.run(ops.acknowledge_notification(notification_id))
+
+    def subscriptions(self, *, limit: int | None = None) -> AsyncIterator[PushSubscription]:
+        return self._sender.pages(ops.list_push_subscriptions, {"limit": limit})

@@ -39,6 +39,8 @@ class Client:
         self.templates = resources.Templates(sender)
         self.flows = resources.Flows(sender)
         self.analytics = resources.Analytics(sender)
+        self.wizard = resources.Wizard(sender)
+        self.push = resources.Push(sender)
 
     @property
     def base_url(self) -> str:
@@ -73,6 +75,8 @@ class AsyncClient:
         self.templates = aio.AsyncTemplates(sender)
         self.flows = aio.AsyncFlows(sender)
         self.analytics = aio.AsyncAnalytics(sender)
+        self.wizard = aio.AsyncWizard(sender)
+        self.push = aio.AsyncPush(sender)
 
     @property
     def base_url(self) -> str:

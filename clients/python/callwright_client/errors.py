@@ -68,7 +68,9 @@ class NotFoundError(CallwrightError):
 
 
 class ConflictError(CallwrightError):
-    """409: the resource's state forbids it, or an ``Idempotency-Key`` was reused with another body."""
+    """409: the resource's state forbids it, or an ``Idempotency-Key`` was reused with another body
+    (``idempotency_key_reused``), or its first request was still at work after every retry
+    (``provision_in_progress``: send it again later with the same key)."""
 
 
 class RateLimitError(CallwrightError):

@@ -11,6 +11,7 @@ from typing import IO, Any
 from callwright_client import _operations as ops
 from callwright_client._sync import SyncSender
 from callwright_client.errors import WaitTimeout
+from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import ApiKey, BatchResult, Call, Flow, Number, Page, Suppression, Template, WebhookEndpoint
 
 Row = dict[str, Any]
@@ -187,3 +188,46 @@ class Analytics(_Resource):
 
     def report(self, name: str, **params: Any) -> Row:
         return self._sender.run(ops.analytics_report(name, params))
+
+
+class Wizard(_Resource):
+    """``/v1/wizard``: a Number configuration from a business description, and a number bought with it."""
+
+    def generate(self, business_description: str) -> WizardDraft:
+        """A verdict, its reason and, unless ``unsupported``, a ready configuration; stores nothing."""
+        return self._sender.run(ops.generate_config(business_description))
+
+    def provision(self, business_name: str, business_description: str, area_code: str, config: Row, *,
+                  idempotency_key: str | None = None) -> Provisioned:
+        """Buy a number in ``area_code`` and configure it (``numbers:write``). Retried safely: every
+        attempt repeats one ``Idempotency-Key``, so one number is bought; while the first attempt's
+        purchase is on its way (409 ``provision_in_progress``) it is sent again after ``Retry-After``."""
+        fields = {"business_name": business_name, "business_description": business_description,
+                  "area_code": area_code, "config": config}
+        return self._sender.run(ops.provision_number(fields, idempotency_key))
+
+
+class Push(_Resource):
+    """``/v1/push``: Web Push devices told of live inbound calls, per device and per number."""
+
+    def vapid_key(self) -> str:
+        """The VAPID public key (base64url): the browser's ``applicationServerKey``."""
+        return self._sender.run(ops.vapid_key())
+
+    def subscribe(self, endpoint: str, p256dh: str, auth: str, number_ids: Iterable[str],
+                  device_label: str | None = None) -> PushSubscription:
+        """Subscribe the device (a browser's ``PushSubscription.toJSON()``: its endpoint and keys) to
+        ``number_ids``, which replace its numbers; subscribing again renews it."""
+        subscription = {"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}}
+        return self._sender.run(ops.subscribe_device(subscription, list(number_ids), device_label))
+
+    def unsubscribe(self, endpoint: str) -> PushSubscription:
+        return self._sender.run(ops.unsubscribe_device(endpoint))
+
+    def delivered(self, notification_id: str) -> PushNotification:
+        """Acknowledge a notification the device received; the first acknowledgement counts."""
+        return self._sender.run(ops.acknowledge_notification(notification_id))
+
+    def subscriptions(self, *, limit: int | None = None) -> Iterator[PushSubscription]:
+        """Every subscribed device (tombstoned ones too), first subscribed first, page after page."""
+        return self._sender.pages(ops.list_push_subscriptions, {"limit": limit})
