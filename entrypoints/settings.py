@@ -56,6 +56,11 @@ class Settings:
     # The wizard's purchase claim (docs/wizard.md): how long a number purchase may be on its way before
     # a retry looks for the number at the carrier; longer than a carrier request's timeout (10 s).
     wizard_purchase_lease_seconds: float = 30.0
+    # `callwright serve`: granian worker processes, and whether they lead the followers (views,
+    # reactors, periodic jobs). Off when `callwright worker` processes run them (compose's mode): the
+    # views are then only watched for read-your-writes.
+    http_workers: int = 1
+    http_followers: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -116,6 +121,10 @@ class Settings:
             if not 0 < wait <= 60:
                 raise ValueError("CALLWRIGHT_DATABASE_WAIT_SECONDS takes a number of seconds above 0, at most 60")
             values["database_wait_seconds"] = wait
+        if env.get("CALLWRIGHT_HTTP_WORKERS"):
+            values["http_workers"] = max(1, int(env["CALLWRIGHT_HTTP_WORKERS"]))
+        if env.get("CALLWRIGHT_HTTP_FOLLOWERS"):
+            values["http_followers"] = env["CALLWRIGHT_HTTP_FOLLOWERS"].strip().lower() in ("1", "true", "yes", "on")
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

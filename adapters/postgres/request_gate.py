@@ -9,6 +9,9 @@ requests that arrive queue up, and the next statement answers all of them: every
 the accounts log head and the versions asked for. Each request still gets the answer of a
 statement that started after it arrived, so what it reads is as fresh as a query of its own. An
 idle server runs one statement per request, at once; a busy one runs one per round trip.
+
+Per-key rate limits come here only for a slice of a key's budget at a time (``rate_leases``);
+the requests in between are counted in memory.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from adapters.memory.rate_limiter import decide
+from adapters.postgres.rate_leases import RateLeases
 from adapters.postgres.rate_limiter import PRUNE, time_to_prune
 from application.ports import RateDecision
 
@@ -47,15 +51,23 @@ SELECT 'a', NULL, NULL, (SELECT max(notification_id) FROM {accounts})
 """
 
 
+# A round that only asks for versions (reads of one call) needs neither the upsert nor the head.
+_VERSIONS = """
+SELECT 'v', originator_id::text, NULL, max(originator_version) FROM {calling}
+    WHERE originator_id = ANY(%(aggregates)s::uuid[]) GROUP BY originator_id
+"""
+
+
 @dataclass
 class _Round:
     """The questions of the requests waiting for the next statement."""
 
-    hits: list[tuple[tuple[str, int], asyncio.Future[tuple[int, int]]]] = field(default_factory=list)
+    hits: list[tuple[tuple[str, int], int, asyncio.Future[tuple[int, int]]]] = field(default_factory=list)
     versions: list[tuple[UUID, asyncio.Future[int | None]]] = field(default_factory=list)
+    heads: list[asyncio.Future[int]] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.hits) + len(self.versions)
+        return len(self.hits) + len(self.versions) + len(self.heads)
 
 
 class RequestGate:
@@ -65,24 +77,41 @@ class RequestGate:
         self._statement = sql.SQL(_STATEMENT).format(
             accounts=sql.Identifier(schema, accounts_events), calling=sql.Identifier(schema, calling_events),
         ).as_string()
+        self._versions = sql.SQL(_VERSIONS).format(calling=sql.Identifier(schema, calling_events)).as_string()
         self._round = _Round()
         self._running = False
+        self._leases = RateLeases(self.reserve)
 
     async def hit_and_accounts_head(self, bucket: str, *, limit: int, window_seconds: int,
                                     now: datetime) -> tuple[RateDecision, int]:
         """Count one request in ``bucket`` (shared with ``PostgresRateLimiter``) and read the accounts
         log's head in the same statement."""
         window_start = int(now.timestamp()) // window_seconds * window_seconds
-        future: asyncio.Future[tuple[int, int]] = self._ask()
-        self._round.hits.append(((bucket, window_start), future))
-        hits, head = await future
+        hits, head = await self.reserve(bucket, window_start, 1)
         decision = decide(hits, limit=limit, window_start=window_start, window_seconds=window_seconds, now=now)
         return decision, head
+
+    async def reserve(self, bucket: str, window_start: int, count: int) -> tuple[int, int]:
+        """Add ``count`` hits to the bucket's window: the window's total up to and including them (the
+        hits of one statement are ordered by arrival), and the accounts log's head."""
+        future: asyncio.Future[tuple[int, int]] = self._ask()
+        self._round.hits.append(((bucket, window_start), count, future))
+        return await future
+
+    async def hit(self, bucket: str, *, limit: int, window_seconds: int, now: datetime) -> RateDecision:
+        """Count one request from this process's lease of the bucket's budget (``RateLeases``)."""
+        return await self._leases.hit(bucket, limit=limit, window_seconds=window_seconds, now=now)
 
     async def calling_version(self, aggregate_id: UUID) -> int | None:
         """The version of one Calling aggregate as committed now; ``None`` if it does not exist."""
         future: asyncio.Future[int | None] = self._ask()
         self._round.versions.append((aggregate_id, future))
+        return await future
+
+    async def accounts_head(self) -> int:
+        """The accounts log's head as committed now."""
+        future: asyncio.Future[int] = self._ask()
+        self._round.heads.append(future)
         return await future
 
     def _ask(self) -> asyncio.Future[Any]:
@@ -103,7 +132,9 @@ class RequestGate:
             self._running = False
 
     async def _answer(self, asked: _Round) -> None:
-        counts = Counter(key for key, _ in asked.hits)
+        counts: Counter[tuple[str, int]] = Counter()
+        for key, count, _ in asked.hits:
+            counts[key] += count
         keys = sorted(counts)
         params = {
             "buckets": [bucket for bucket, _ in keys], "windows": [window for _, window in keys],
@@ -111,12 +142,15 @@ class RequestGate:
         }
         try:
             async with self._pool.connection() as conn:
-                cursor = await conn.execute(self._statement, params, prepare=True)
+                if asked.hits or asked.heads:
+                    cursor = await conn.execute(self._statement, params, prepare=True)
+                else:
+                    cursor = await conn.execute(self._versions, {"aggregates": params["aggregates"]}, prepare=True)
                 rows = await cursor.fetchall()
                 if asked.hits and time_to_prune():
                     await conn.execute(PRUNE, (min(window for _, window in keys) - 86_400,))
         except Exception as exc:  # every waiter fails alike (the database is down)
-            for _, future in [*asked.hits, *asked.versions]:
+            for future in [*(f for *_, f in asked.hits), *(f for _, f in asked.versions), *asked.heads]:
                 if not future.done():
                     future.set_exception(exc)
             return
@@ -131,12 +165,14 @@ class RequestGate:
             else:
                 head = int(value or 0)
         numbered: Counter[tuple[str, int]] = Counter()
-        for key, future in asked.hits:  # the hits of one bucket are numbered in arrival order
-            total = totals[key]
-            hits = total - counts[key] + 1 + numbered[key]
-            numbered[key] += 1
+        for key, count, future in asked.hits:  # the hits of one bucket are numbered in arrival order
+            numbered[key] += count
+            hits = totals[key] - counts[key] + numbered[key]
             if not future.done():  # a request that gave up (client gone) still counted
                 future.set_result((hits, head))
         for aggregate, future in asked.versions:
             if not future.done():
                 future.set_result(versions.get(str(aggregate)))
+        for future in asked.heads:
+            if not future.done():
+                future.set_result(head)

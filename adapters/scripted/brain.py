@@ -50,6 +50,7 @@ class ScriptedSession:
 
 class ScriptedBrain:
     name = "scripted"
+    instant = True  # no I/O: a live call's turn may run on the event loop
 
     def open(self, brief: CallBrief) -> ScriptedSession | FlowSession:
         return FlowSession(brief) if brief.flow is not None else ScriptedSession(brief)

@@ -70,6 +70,7 @@ class LoopbackSpeech:
     """The ``SpeechEngine`` port over this encoding (profile ``speech: "scripted"``)."""
 
     name = "scripted"
+    instant = True  # no I/O, a few bytes per frame: may run on the event loop
 
     def listener(self) -> UtteranceDecoder:
         return UtteranceDecoder()

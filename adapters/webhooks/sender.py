@@ -14,6 +14,7 @@ import ipaddress
 import socket
 import ssl
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from email.message import Message
@@ -25,6 +26,11 @@ from domain.webhooks.address_policy import check_address, check_host
 from domain.webhooks.targets import UNRESOLVABLE, Target, UnsafeTargetError, parse_target
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+# A pool per endpoint URL (docs/decisions.md 45): httpcore scans every connection of a pool on each
+# request, so one pool shared by every endpoint costs more per request the more connections it holds.
+POOLS = 64  # the least recently used pool beyond these is closed
+POOL_CONNECTIONS = 16  # per URL; the dispatcher keeps at most 8 attempts in flight per endpoint
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -81,7 +87,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
 
 
 class WebhookSender:
-    """One connection pool per sender; keep-alive connections are keyed by host name and were
+    """A connection pool per endpoint URL; keep-alive connections are keyed by host name and were
     opened to an address that passed the check when they were made."""
 
     def __init__(self, *, resolver: Resolver | None = None, allow_private: bool = False, allow_http: bool = False,
@@ -94,11 +100,26 @@ class WebhookSender:
         self._timeout = timeout
         self._body_cap = body_cap
         self._read_cap = read_cap
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),
-            max_connections=100, max_keepalive_connections=64, keepalive_expiry=5.0, retries=0,
-            network_backend=_PinnedBackend(network_backend or httpcore.AnyIOBackend()),
-        )
+        self._ssl_context = ssl_context or httpx.create_ssl_context(trust_env=False)
+        self._backend = _PinnedBackend(network_backend or httpcore.AnyIOBackend())
+        self._pools: OrderedDict[str, httpcore.AsyncConnectionPool] = OrderedDict()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _pool_for(self, url: str) -> httpcore.AsyncConnectionPool:
+        pool = self._pools.get(url)
+        if pool is None:
+            pool = self._pools[url] = httpcore.AsyncConnectionPool(
+                ssl_context=self._ssl_context, max_connections=POOL_CONNECTIONS,
+                max_keepalive_connections=POOL_CONNECTIONS, keepalive_expiry=5.0, retries=0,
+                network_backend=self._backend)
+            while len(self._pools) > POOLS:
+                _, idle = self._pools.popitem(last=False)
+                task = asyncio.get_running_loop().create_task(idle.aclose())
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+        else:
+            self._pools.move_to_end(url)
+        return pool
 
     async def check(self, url: str) -> Target:
         """The normalized target, or UnsafeTargetError; used when an endpoint is created."""
@@ -117,7 +138,7 @@ class WebhookSender:
             async with asyncio.timeout(self._timeout):
                 target, addresses = await self._checked(url)
                 address = addresses[0]
-                return await self._send(target, address, body, headers, started)
+                return await self._send(self._pool_for(url), target, address, body, headers, started)
         except UnsafeTargetError as exc:
             refused = exc.code if exc.code != UNRESOLVABLE else None  # a name that does not resolve may later
             return _failed(started, f"blocked: {exc.message}", exc.address, blocked=True, refused_code=refused)
@@ -127,7 +148,11 @@ class WebhookSender:
             return _failed(started, _describe(exc), address)
 
     async def aclose(self) -> None:
-        await self._pool.aclose()
+        pools, self._pools = list(self._pools.values()), OrderedDict()
+        for pool in pools:
+            await pool.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     async def __aenter__(self) -> WebhookSender:
         return self
@@ -150,14 +175,14 @@ class WebhookSender:
             check_address(answer, allow_private=self._allow_private)
         return target, [str(ipaddress.ip_address(answer)) for answer in answers]
 
-    async def _send(self, target: Target, address: str, body: bytes, headers: dict[str, str],
-                    started: float) -> AttemptOutcome:
+    async def _send(self, pool: httpcore.AsyncConnectionPool, target: Target, address: str, body: bytes,
+                    headers: dict[str, str], started: float) -> AttemptOutcome:
         url = httpcore.URL(scheme=target.scheme.encode(), host=target.host.encode(), port=target.port,
                            target=target.path_and_query.encode())
         timeouts = dict.fromkeys(("connect", "read", "write", "pool"), self._timeout)
         token = _PIN.set(_Pin(target.host, target.port, address))
         try:
-            async with self._pool.stream("POST", url, headers=_request_headers(target, body, headers),
+            async with pool.stream("POST", url, headers=_request_headers(target, body, headers),
                                          content=body, extensions={"timeout": timeouts}) as response:
                 raw = await _read_capped(response, self._read_cap)
                 peer = _peer_address(response) or address

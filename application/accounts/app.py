@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from application.accounts.changes import AccountChanges
 from application.head_cache import HeadCache
 from application.boundary import BoundaryApplication
 from application.commit_path import CommitPathFactory, direct
@@ -29,6 +30,8 @@ class Accounts(BoundaryApplication):
         super().__init__(env, commits=commits)
         self.ports = ports
         self.lookups = HeadCache()
+        self.changes = AccountChanges()  # fed by the HTTP server's watcher of this log
+        self.on_saved(lambda position, _topics: self.changes.saved(position))
 
     def user_by_email(self, email: str) -> User | None:
         index = self.find(EmailIndex, EmailIndex.create_id(email))

@@ -9,7 +9,7 @@ from application.errors import AuthenticationError
 from application.principal import API_KEY, Principal
 from domain.accounts import api_key as key_rules
 from domain.accounts.api_key import ApiKey
-from domain.accounts.tenant import Tenant
+from domain.accounts.tenant import APPROVED, Tenant
 
 INVALID_KEY = "invalid API key"
 E = TypeVar("E", bound=Exception)
@@ -51,19 +51,26 @@ def _principal(key: ApiKey, tenant: Tenant) -> Principal:
     )
 
 
-def remembered_key(accounts: Accounts, secret: str) -> tuple[int, Principal] | None:
-    """Authentication from this process's memory alone, no database: the principal of an active key
-    and the accounts log head it was read at. Valid only if the head has not moved since, which
-    the caller checks (one indexed ``max()``, see ``head_cache``). ``None``: use ``authenticate_key``."""
+def remembered_key(accounts: Accounts, secret: str) -> tuple[int, Principal, bool] | None:
+    """Authentication from this process's memory alone: the principal of an active key of an approved
+    tenant, the accounts log head it was read at, and whether ``accounts.changes`` (kept by the
+    server's watcher of the accounts log) vouches that neither the key nor its tenant changed since.
+    Not vouched for (no watcher, or a stalled one): the caller checks that the head has not moved
+    (``head_cache``). ``None``: use ``authenticate_key``."""
     if not key_rules.looks_like_secret(secret):
         return None
     entry = accounts.lookups.peek(("api_key", key_rules.hash_secret(secret)))
     if entry is None:
         return None
     head, (key, tenant) = entry
+    vouched = accounts.changes.vouching()
+    if vouched and not accounts.changes.unchanged(head, key.id, tenant.id):
+        return None
     if key.status(accounts.ports.clock()) != key_rules.ACTIVE:
         return None  # revoked, expired or rotated (a use to audit): the full path decides
-    return head, _principal(key, tenant)
+    if tenant.verification_status != APPROVED:
+        return None  # refused anyway; read afresh so that an approval elsewhere counts at once
+    return head, _principal(key, tenant), vouched
 
 
 def authenticate_key(accounts: Accounts, secret: str, *, method: str, path: str) -> Principal:

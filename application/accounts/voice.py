@@ -1,12 +1,11 @@
 """Voice routing settings: the tenant's (``PATCH /v1/tenants/me``), the operator's system defaults
 (``PATCH /v1/admin/system-defaults``), and the lookup call creation reads them through.
 
-The lookup is remembered by the accounts log head this process knows (``known_head``): by the
-time a request reaches a handler, authentication has made that head at least the head when the
-request began (decision 13: a remembered key is only used while the head read with the rate-limit
-hit has not moved; otherwise the full path reads ``head()``), and this process's own saves move it
-too. So while no account changes, a call creation reads nothing; after a change anywhere, the
-first creation of each tenant reads its tenant and the defaults once.
+The lookup is remembered by the accounts log head this process knows (``known_head``): this
+process's own saves move it at once, and the HTTP server's watcher of the accounts log moves it
+to every other process's changes within a poll (a fifth of a second; the full authentication path,
+which reads ``head()``, too). So while no account changes, a call creation reads nothing; after a
+change anywhere, the first creation of each tenant reads its tenant and the defaults once.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 The socket handler calls these blocking methods off the event loop: ``open`` with the token the
 socket presented, ``verdict`` until answering-machine detection lets the agent speak, ``begin``
 for the agent's first turn, ``heard`` for every finished utterance of the other party,
-``pressed`` for keypad digits, and ``close`` when the socket ends. Turns are saved as they happen
-(``watch`` shows them live); the settler extracts the outcome after ``close``.
+``pressed`` for keypad digits, and ``close`` when the socket ends. The agent's turn returns as
+soon as the brain has answered: its events go to the conversation's ``TurnLog``, which appends
+them in order off the turn's path (``watch`` shows them a moment later); ``close`` goes through
+the same log, after every turn, and the settler extracts the outcome after it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from application.calling import inbound, live, transfers
 from application.calling.app import Calling
 from application.calling.ports import AgentSession, AgentTurn
 from application.calling.runner import brief_for, clean, mask_keys
+from application.calling.turn_log import Change, TurnLog
+from application.commit_path import beside_the_loop
 from application.numbers.lookups import tenant_number
 from domain.calls import stream_token
 from domain.calls.call import Call
-from domain.calls.call_rules import AGENT, CALLEE
+from domain.calls.call_rules import AGENT, CALLEE, CallStateError
 from domain.numbers.number import Number
 
 GO = "go"
@@ -30,6 +34,8 @@ STOP = "stop"
 # agent speaks (the spec treats an undetermined answer as human).
 VERDICT_TIMEOUT_SECONDS = 30.0
 MAX_KEYPAD_DIGITS = 32  # an entry that reaches it ends there
+CLOSE_FLUSH_SECONDS = 120.0  # past the log's own patience: by then it has written or stopped
+TURN_WRITE_LINGER_SECONDS = 0.05  # a turn's events are written this long after it was spoken
 
 
 def keypad_entry(spec: Mapping[str, Any], keys: str) -> str | None:
@@ -54,6 +60,7 @@ class LiveConversation:
         self._keys = ""  # digits of a flow's keypad step so far
         self._keys_at = 0.0  # when the last of them was pressed (time.monotonic())
         self.ended = False
+        self.log = TurnLog(self._write, name=call_id, linger=TURN_WRITE_LINGER_SECONDS)
 
     # -- the socket's life ----------------------------------------------------------------------
 
@@ -102,10 +109,26 @@ class LiveConversation:
         brief = brief_for(call, model=profile.model,
                           can_transfer=bool(number is not None and number.transfer_destinations))
         self._session = self.calling.ports.brain.open(brief)
-        return self._respond(None)
+        return self.hand_over(self._respond(None))
+
+    @property
+    def instant(self) -> bool:
+        """The brain answers without I/O: ``reply`` may run on the event loop."""
+        return bool(getattr(self.calling.ports.brain, "instant", False))
 
     def heard(self, text: str) -> AgentTurn:
+        return self.hand_over(self.reply(text))
+
+    def reply(self, text: str) -> AgentTurn:
+        """``heard`` without the hand-over of a transfer: no I/O but the brain's (``hand_over``
+        follows when the turn transfers)."""
         return self._respond(clean(text))
+
+    def hand_over(self, turn: AgentTurn) -> AgentTurn:
+        """Start the transfer the turn asked for (blocking: the call is read and written)."""
+        if turn.transfer:
+            self._transfer(turn)
+        return turn
 
     def pressed(self, digits: str) -> AgentTurn | None:
         """Keys the other party pressed. While a flow's keypad step waits for digits they are
@@ -113,15 +136,15 @@ class LiveConversation:
         and answered: the agent's next turn. Otherwise each press is recorded, masked."""
         step = getattr(self._session, "keypad_step", None)
         if step is None:
-            masked = f"[keypad: {mask_keys(digits)}]"
-            live.change(self.calling, self.call_id, lambda c: c.record_turn(CALLEE, masked, self.calling.ports.clock()))
+            masked, now = f"[keypad: {mask_keys(digits)}]", self.calling.ports.clock()
+            self.log.append(lambda c: c.record_turn(CALLEE, masked, now))
             return None
         entry = keypad_entry(step["keypad"], self._keys + digits)
         if entry is None:
             self._keys += digits
             self._keys_at = time.monotonic()
             return None
-        return self._keyed(step, entry)
+        return self.hand_over(self._keyed(step, entry))
 
     def keys_wait(self) -> float | None:
         """Seconds until a flow's ``timeout`` keypad entry under way ends (its silence after the
@@ -139,29 +162,47 @@ class LiveConversation:
             return None
         step = getattr(self._session, "keypad_step", None)
         assert step is not None
-        return self._keyed(step, self._keys)
+        return self.hand_over(self._keyed(step, self._keys))
 
     def _keyed(self, step: Mapping[str, Any], entry: str) -> AgentTurn:
         """A complete keypad entry: recorded for its field (masked in the transcript), then answered."""
         self._keys = ""
         shown = mask_keys(entry) if step["keypad"].get("masked", True) else entry
-        clock = self.calling.ports.clock
+        now = self.calling.ports.clock()
 
         def record(c: Call) -> None:
-            c.record_keypad_entry(step["field"], entry, clock())
-            c.record_turn(CALLEE, f"[keypad: {shown}]", clock())
+            c.record_keypad_entry(step["field"], entry, now)
+            c.record_turn(CALLEE, f"[keypad: {shown}]", now)
 
-        live.change(self.calling, self.call_id, record)
+        self.log.append(record)
         return self._respond(None, entry)
 
     def close(self, reason: str) -> None:
+        """Close the session after every turn is saved (the settler then sees them all)."""
         usage = self._session.usage if self._session is not None else {}
+        now = self.calling.ports.clock()
 
         def closed(c: Call) -> None:
-            c.record_agent_usage(usage, self.calling.ports.clock())  # priced when the call settles
-            c.close_session(reason, self.calling.ports.clock())
+            c.record_agent_usage(usage, now)  # priced when the call settles
+            c.close_session(reason, now)
 
-        live.change(self.calling, self.call_id, closed)
+        self.log.append(closed)
+        if not self.log.flush(CLOSE_FLUSH_SECONDS):  # the log stopped (its tail is lost): the call must still settle
+            live.change(self.calling, self.call_id, closed)
+
+    def _write(self, changes: list[Change]) -> None:
+        """The log's writer: the changes in order, in one commit (re-read and re-applied on a
+        conflict); a change the call refuses (it ended meanwhile) is left out."""
+
+        def apply(c: Call) -> None:
+            for change in changes:
+                try:
+                    change(c)
+                except CallStateError:
+                    pass
+
+        with beside_the_loop():  # the loop reads the media streams: the append takes none of its time
+            self.calling.update(Call, Call.create_id(self.call_id), apply)
 
     def engine_speech(self) -> str:
         """The speech engine of the call's engine profile (``stream`` transport)."""
@@ -189,21 +230,19 @@ class LiveConversation:
         entry's ``keys`` (recorded already, masked)."""
         assert self._session is not None
         turn = self._session.respond(heard if keys is None else keys)
-        clock = self.calling.ports.clock
+        now = self.calling.ports.clock()
         said = clean(turn.say or "")
 
         def record(c: Call) -> None:
             if heard:
-                c.record_turn(CALLEE, heard, clock())
+                c.record_turn(CALLEE, heard, now)
             if turn.press_keys:
-                c.record_turn(AGENT, f"[keypad: {mask_keys(turn.press_keys)}]", clock())
+                c.record_turn(AGENT, f"[keypad: {mask_keys(turn.press_keys)}]", now)
             if said:
-                c.record_turn(AGENT, said, clock())
+                c.record_turn(AGENT, said, now)
 
         if heard or turn.press_keys or said:
-            live.change(self.calling, self.call_id, record)
-        if turn.transfer:
-            self._transfer(turn)
+            self.log.append(record)
         if turn.end_call or turn.transfer:
             self.ended = True
         return turn
@@ -212,6 +251,7 @@ class LiveConversation:
         number = self._number
         if number is None or not number.transfer_destinations:
             return
+        self.log.flush(CLOSE_FLUSH_SECONDS)  # the turns that led here come before the transfer
         destinations = [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations]
         named = [d for d in destinations if d["label"] == turn.transfer_to]  # a flow's step names one
         transfers.start_transfer(self.calling, self.call_id, named or destinations,

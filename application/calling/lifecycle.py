@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from application.calling.app import Calling
-from application.errors import ConflictError
+from application.errors import ConflictError, FieldError
+from application.ports import FreshReads, Offload
 from application.principal import Principal
 from domain import ids
 from domain.calls.call import Call
@@ -33,6 +34,24 @@ def claim_queued(calling: Calling, call_id: str, take: Callable[[Call], object])
 def owned_call(calling: Calling, principal: Principal, call_id: str) -> Call:
     """The tenant's call; unknown and other tenants' ids give the same 404."""
     return calling.find_owned(Call, ids.CALL, call_id, principal.tenant_id, loc="call_id", noun="call")
+
+
+async def current_call(calling: Calling, principal: Principal, call_id: str, *, reads: FreshReads | None,
+                       offload: Offload) -> Call:
+    """``owned_call`` from the event loop: the call this process's cache holds, when its version is the
+    one committed now (one coalesced read, ``reads.calling_version``, begun after the request
+    arrived, so every write committed before it, by any process, is seen); else read in a thread.
+    Only read what it returns."""
+    try:
+        aggregate_id = ids.from_public(ids.CALL, call_id)
+    except ids.MalformedIdError as exc:
+        raise FieldError(["path", "call_id"], str(exc), code="invalid_id", value=call_id) from exc
+    cached = calling.remembered(Call, aggregate_id) if reads is not None else None
+    if cached is not None and cached.tenant_id == principal.tenant_id:
+        version = cached.version
+        if await reads.calling_version(aggregate_id) == version and cached.version == version:
+            return cached
+    return await offload(owned_call, calling, principal, call_id)
 
 
 def cancel_call(calling: Calling, principal: Principal, call_id: str) -> Call:

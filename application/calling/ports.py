@@ -46,6 +46,9 @@ class AgentSession(Protocol):
 
 
 class AgentBrain(Protocol):
+    """An ``instant`` attribute set to True says its sessions answer without I/O, in microseconds
+    (a live call then takes its turns on the event loop instead of a thread)."""
+
     name: str
 
     def open(self, brief: CallBrief) -> AgentSession: ...
@@ -68,7 +71,9 @@ class OutcomeExtractor(Protocol):
 
 class SpeechListener(Protocol):
     def feed(self, frame: bytes) -> str | None:
-        """One inbound audio frame; a finished utterance's text when this frame ended it."""
+        """One inbound audio frame; a finished utterance's text when this frame ended it. Called on
+        the event loop for every frame (50 a second per call): it must only buffer and detect; an
+        engine that decodes μ-law, resamples or recognises speech does that on its own thread."""
         ...
 
     @property
@@ -83,7 +88,7 @@ class SpeechEngine(Protocol):
     def listener(self) -> SpeechListener: ...
 
     def speak(self, text: str) -> list[bytes]:
-        """The 20 ms frames that say ``text``."""
+        """The 20 ms frames that say ``text`` (called on a worker thread, with the agent's turn)."""
         ...
 
 

@@ -37,34 +37,56 @@ def schedule(calling: Calling, tenant_id: str, load_call: Callable[[], Call],
     ``retry_delays`` (seconds after each failure) defaults to the spec's schedule. Seeing the same
     call event again saves nothing new (the deliveries' ids derive from it). The call is loaded
     only when the tenant has an active endpoint (most calls of most tenants have none)."""
-    index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(tenant_id))
-    if index is None or not index.active_ids:
-        return []
-    call = load_call()
-    event = payload.call_completed(call)
-    body = payload.encode(event)
-    now = calling.ports.clock()
-    targets = [i for i in index.active_ids if CALL_COMPLETED in _events_of(calling, index, i)]
-
-    def build(endpoint_ids: list[str]) -> list[WebhookDelivery]:
-        return [WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
-                                event_id=event["id"], event_type=CALL_COMPLETED, body=body, at=now,
-                                retry_delays=list(retry_delays) if retry_delays is not None else None)
-                for endpoint_id in endpoint_ids]
-
-    fresh = build(targets)
+    build = _builder(calling, tenant_id, load_call, retry_delays)
+    fresh = build()
     try:
         calling.commit(*fresh)
         return fresh
     except ConflictError:  # this event was seen before, by this scheduler or another: keep what is new
         saved = []
-        for delivery in build(targets):
+        for delivery in build():
             try:
                 calling.commit(delivery)
             except ConflictError:
                 continue
             saved.append(delivery)
         return saved
+
+
+def schedule_many(calling: Calling, ended: Sequence[tuple[str, Callable[[], Call]]],
+                  retry_delays: Sequence[float] | None = None) -> list[WebhookDelivery]:
+    """``schedule`` for each (tenant id, call loader), saved in one commit; if any was scheduled
+    before (the commit conflicts), each is scheduled again alone and keeps only what is new."""
+    indexes: dict[str, WebhookEndpointIndex | None] = {}  # read once per tenant in the batch
+    fresh = [delivery for tenant_id, load_call in ended
+             for delivery in _builder(calling, tenant_id, load_call, retry_delays, indexes)()]
+    try:
+        calling.commit(*fresh)
+    except ConflictError:
+        return [d for tenant_id, load_call in ended for d in schedule(calling, tenant_id, load_call, retry_delays)]
+    return fresh
+
+
+def _builder(calling: Calling, tenant_id: str, load_call: Callable[[], Call], retry_delays: Sequence[float] | None,
+             indexes: dict[str, WebhookEndpointIndex | None] | None = None) -> Callable[[], list[WebhookDelivery]]:
+    """Makes the call's deliveries afresh at each call (a failed commit leaves its aggregates spent)."""
+    if indexes is not None and tenant_id in indexes:
+        index = indexes[tenant_id]
+    else:
+        index = calling.find(WebhookEndpointIndex, WebhookEndpointIndex.create_id(tenant_id))
+        if indexes is not None:
+            indexes[tenant_id] = index
+    if index is None or not index.active_ids:
+        return lambda: []
+    call = load_call()
+    event = payload.call_completed(call)
+    body = payload.encode(event)
+    now = calling.ports.clock()
+    targets = [i for i in index.active_ids if CALL_COMPLETED in _events_of(calling, index, i)]
+    return lambda: [WebhookDelivery(tenant_id=call.tenant_id, endpoint_id=endpoint_id, call_id=call.call_id,
+                                    event_id=event["id"], event_type=CALL_COMPLETED, body=body, at=now,
+                                    retry_delays=list(retry_delays) if retry_delays is not None else None)
+                    for endpoint_id in targets]
 
 
 def _events_of(calling: Calling, index: WebhookEndpointIndex, endpoint_id: str) -> tuple[str, ...]:

@@ -193,10 +193,12 @@ def bootstrap(
     agent: Agent | None = None,
     projections: bool = True,
     reactors: bool = True,
+    standby: bool = False,
 ) -> Container:
     """``projections``: the read models follow the logs in this process; ``reactors`` (with them):
     so do the reactors, the webhook dispatcher and the reconciler (off for an API process when
-    workers consume from Kafka)."""
+    workers consume from Kafka). ``standby``: the read models never lead here, they only watch the
+    leaders' tracking for read-your-writes (an API process whose followers run in workers)."""
     from entrypoints.bootstrap.followers import add_followers
 
     database = database or resolve_database(settings)
@@ -217,7 +219,7 @@ def bootstrap(
     greetings.create_table()
     container.greeting_audio = greetings
     if projections:
-        add_followers(container, env, pool, reactors=reactors)
+        add_followers(container, env, pool, reactors=reactors and not standby, standby=standby)
     return container
 
 

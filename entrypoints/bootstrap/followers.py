@@ -94,15 +94,26 @@ def _greeting_speech(container: Container, number: Number) -> SpeechEngine:
     return container.speech_engine(name)
 
 
+class _Standby:
+    """The lock of a follower that never leads in this process: it only follows the leader's tracking."""
+
+    def try_acquire(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        pass
+
+
 def follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
-             tracking: Any, handles: tuple[type, ...] | None) -> ProjectionWorker:
-    lock = None
-    if container.database:
+             tracking: Any, handles: tuple[type, ...] | None, *, standby: bool = False) -> ProjectionWorker:
+    lock: Any = _Standby() if standby else None
+    if container.database and not standby:
         # Advisory locks are per database, not per schema: name the schema so that services
         # sharing one database in separate schemas do not stand by for each other.
         lock = AdvisoryLock(container.database.conninfo(), f"follower:{container.database.schema}:{name}")
     worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock, handles=handles)
-    app.on_saved(worker.poke)
+    if not standby:  # a standby reads the tracking when a request waits for it, not on every save
+        app.on_saved(worker.poke)
     return worker
 
 
@@ -124,7 +135,8 @@ READ_MODELS: dict[str, ReadModel] = {projection.name: _read_model(app, view, pro
 )}
 
 
-def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool) -> None:
+def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool,
+                  standby: bool = False) -> None:
     factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container.on_close(factory.close)
     for read_model in READ_MODELS.values():
@@ -133,9 +145,11 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         view.create_table()
         projection = projection_class(view)
         container.projections[projection.name] = follower(container, app, projection.name, projection.process_event,
-                                                          view, projection.handles)
+                                                          view, projection.handles, standby=standby)
     if container.database is not None:
         install_analyst_views(container.database.conninfo(), container.database.schema)
+    if standby:  # the watchdog and the reactors run where the views lead
+        return
     settings = container.settings
     _periodic(container, periodic.watchdog(container.calling, container.conninfo, settings.max_call_seconds))
     if not reactors:
@@ -149,7 +163,8 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         close = getattr(reactor, "close", None)
         if close is not None:
             container.on_close(close)
-        container.reactors[name] = follower(container, app, name, reactor.process_event, tracking, reactor.handles)
+        container.reactors[name] = follower(container, app, name, reactor.process_event,
+                                            getattr(reactor, "paged_tracking", tracking), reactor.handles)
         if isinstance(reactor, CallRunner):
             _periodic(container, periodic.simulation_resumer(
                 container.calling, container.conninfo, reactor, lambda name=name: name in container.reactors))

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from adapters.postgres.accounts_watch import AccountsWatch
 from adapters.postgres.event_appender import AsyncEventAppender
 from adapters.postgres.pools import async_pool
 from adapters.postgres.readiness import ReadinessProbe
@@ -20,9 +21,11 @@ from entrypoints.workers.kafka_mode import KafkaSettings
 
 def bootstrap_http(settings: Settings, **options: Any) -> Container:
     """``callwright serve``: with Kafka (``CALLWRIGHT_KAFKA_BOOTSTRAP``), the reactors and the
-    webhook dispatcher run in ``callwright worker`` processes instead. ``options`` go to
+    webhook dispatcher run in ``callwright worker`` processes instead; with ``http_followers`` off,
+    so do the views, which this process only watches for read-your-writes. ``options`` go to
     ``bootstrap`` (a test's database, clock, ...)."""
-    return bootstrap(settings, reactors=KafkaSettings.from_env() is None, **options)
+    return bootstrap(settings, reactors=KafkaSettings.from_env() is None, standby=not settings.http_followers,
+                     **options)
 
 
 @asynccontextmanager
@@ -41,6 +44,10 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         pool, schema=database.schema, accounts_events=container.accounts.recorder.events_table_name,
         calling_events=container.calling.recorder.events_table_name,
     )
+    # Remembered keys answer with no round trip while this watcher vouches for them.
+    watch = AccountsWatch(pool, schema=database.schema, table=container.accounts.recorder.events_table_name,
+                          accounts=container.accounts)
+    await watch.start()
     calling = container.calling
     container.readiness = ReadinessProbe(probes, schema=database.schema, tables={
         app.name: app.recorder.events_table_name for app in (container.accounts, calling)
@@ -56,6 +63,7 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         # New commits go back to the thread committer; the loop keeps running (and the pool
         # stays open) while the followers stop, so commits already handed to it still land.
         calling.commits.detach_loop()
+        await watch.stop()
         container.fresh_reads = None
         container.readiness = None
         if owns_container:

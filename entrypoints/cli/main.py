@@ -70,7 +70,16 @@ def _existing(settings: Settings) -> Settings:
 
 
 @app.command()
-def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
+def serve(
+    host: HostOpt = None,
+    port: PortOpt = None,
+    data_dir: DataDirOpt = None,
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", min=1, help="HTTP worker processes [env CALLWRIGHT_HTTP_WORKERS, default 1]")] = None,
+    followers: Annotated[Optional[bool], typer.Option(
+        "--followers/--no-followers", help="Lead the views, reactors and periodic jobs here; with --no-followers "
+        "`callwright worker` processes run them [env CALLWRIGHT_HTTP_FOLLOWERS, default on]")] = None,
+) -> None:
     """Run the HTTP service and every worker in one process (embedded PostgreSQL by default)."""
     from granian import Granian
     from granian.constants import Interfaces
@@ -78,7 +87,7 @@ def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = Non
     from entrypoints.bootstrap import resolve_database
     from entrypoints.logging import configure
 
-    settings = _settings(host, port, data_dir)
+    settings = _settings(host, port, data_dir).with_overrides(http_workers=workers, http_followers=followers)
     configure(settings.log_level, settings.log_format)
     import structlog
 
@@ -88,15 +97,17 @@ def serve(host: HostOpt = None, port: PortOpt = None, data_dir: DataDirOpt = Non
     os.environ["CALLWRIGHT_DATA_DIR"] = str(settings.data_dir.resolve())
     os.environ["CALLWRIGHT_HOST"] = settings.host
     os.environ["CALLWRIGHT_PORT"] = str(settings.port)
+    os.environ["CALLWRIGHT_HTTP_FOLLOWERS"] = "1" if settings.http_followers else "0"
     log.info("serve.starting", url=f"http://{settings.host}:{settings.port}",
              docs=f"http://{settings.host}:{settings.port}/schema", data_dir=str(settings.data_dir.resolve()),
-             embedded_database=settings.database_url is None)
+             embedded_database=settings.database_url is None, workers=settings.http_workers,
+             followers=settings.http_followers)
     Granian(
         "entrypoints.http.app:create_app_from_env",
         address=settings.host,
         port=settings.port,
         interface=Interfaces.ASGI,
-        workers=1,
+        workers=settings.http_workers,
         factory=True,
         log_access=False,  # our http.request line (entrypoints/http/context.py) is the access log, in JSON
     ).serve()

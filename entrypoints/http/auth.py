@@ -76,12 +76,11 @@ class AuthMiddleware:
             return
         token, method, path = bearer_token(scope), scope.get("method", "GET"), scope.get("path", "")
         try:
-            remembered = await self._remembered(token)
-            if remembered is None or remembered[0] is None:
-                counted = remembered[1] if remembered is not None else None
-                principal, decision = await run_blocking(self._authenticate, token, policy, method, path, counted)
-            else:
-                principal, decision = remembered
+            principal = await self._remembered(token)
+            if principal is None:
+                principal = await run_blocking(self._authenticate, token, policy, method, path)
+            decision = await self._count(principal)
+            _check(decision, principal)
         except ApplicationError as exc:
             await self._reject(send, exc, None, scope)
             return
@@ -102,61 +101,56 @@ class AuthMiddleware:
 
         await self.app(scope, receive, send_with_limits)
 
-    async def _remembered(self, token: str | None) -> tuple[Principal | None, RateDecision] | None:
-        """The hot path, on the event loop: an active key this process has already looked up, and
-        one statement that counts the request and reads the accounts log head. An unmoved head means
-        the remembered key is current (``head_cache``); a moved one gives ``(None, the decision)``
-        and the full path re-reads the key without counting the request twice."""
-        gate = self.container.fresh_reads
-        if gate is None or token is None:
+    async def _remembered(self, token: str | None) -> Principal | None:
+        """The hot path, on the event loop: an active key this process has already looked up, whose
+        key and tenant have not changed since, as the watcher of the accounts log vouches
+        (``AccountChanges``: no database). When it cannot vouch (stalled, or the database away), one
+        coalesced read of the accounts head does: an unmoved head means nothing changed."""
+        if token is None:
             return None
         remembered = remembered_key(self.container.accounts, token)
         if remembered is None:
             return None
-        head, principal = remembered
-        decision, current_head = await gate.hit_and_accounts_head(
-            self._bucket(principal), limit=self.container.settings.tier_limit(principal.tier), window_seconds=WINDOW,
-            now=self.container.clock(),
-        )
-        if current_head != head:
-            return None, decision
-        _check(decision, principal)
-        return principal, decision
+        head, principal, vouched = remembered
+        if vouched:
+            return principal
+        gate = self.container.fresh_reads
+        if gate is None or await gate.accounts_head() != head:
+            return None
+        return principal
+
+    async def _count(self, principal: Principal) -> RateDecision:
+        """This request's hit in its key's (or dashboard user's) budget: from this process's lease of
+        the shared budget while the server runs (``RateLeases``), else one upsert of the shared table."""
+        limit, now = self.container.settings.tier_limit(principal.tier), self.container.clock()
+        gate = self.container.fresh_reads
+        if gate is not None:
+            return await gate.hit(self._bucket(principal), limit=limit, window_seconds=WINDOW, now=now)
+        return await run_blocking(self.container.rate_limiter.hit, self._bucket(principal), limit=limit,
+                                  window_seconds=WINDOW, now=now)
 
     @staticmethod
     def _bucket(principal: Principal) -> str:
         return f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
 
-    def _authenticate(self, token: str | None, policy: str, method: str, path: str,
-                      counted: RateDecision | None = None) -> tuple[Principal, RateDecision]:
-        """The full path: key or session, read through the caches, then the rate limit, unless
-        ``counted`` already holds this request's count in the same bucket and limit."""
+    def _authenticate(self, token: str | None, policy: str, method: str, path: str) -> Principal:
+        """The full path: key or session, read through the caches (the request is counted after)."""
         accounts = self.container.accounts
         if token is None:
             raise AuthenticationError(
                 "send your API key as 'Authorization: Bearer sk_live_…'", code="missing_credentials"
             )
         if token.startswith(key_rules.SECRET_PREFIX):
-            principal = authenticate_key(accounts, token, method=method, path=path)
-        elif accounts.ports.sessions.looks_like_session(token):
+            return authenticate_key(accounts, token, method=method, path=path)
+        if accounts.ports.sessions.looks_like_session(token):
             if policy == KEY_ONLY:
                 raise AuthenticationError(
                     "session tokens are only for the dashboard; /v1 routes need an API key "
                     "('Authorization: Bearer sk_live_…')",
                     code="api_key_required",
                 )
-            principal = session_use_cases.authenticate_session(accounts, token)
-        else:
-            raise AuthenticationError("invalid API key", code="invalid_api_key")
-        limit = self.container.settings.tier_limit(principal.tier)
-        if counted is not None and counted.limit == limit:
-            decision = counted  # the hot path counted it in this key's bucket
-        else:
-            decision = self.container.rate_limiter.hit(
-                self._bucket(principal), limit=limit, window_seconds=WINDOW, now=self.container.clock()
-            )
-        _check(decision, principal)
-        return principal, decision
+            return session_use_cases.authenticate_session(accounts, token)
+        raise AuthenticationError("invalid API key", code="invalid_api_key")
 
     async def _reject(self, send: Any, exc: ApplicationError, extra: list[tuple[bytes, bytes]] | None,
                       scope: dict[str, Any]) -> None:

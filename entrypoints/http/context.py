@@ -39,13 +39,18 @@ class HttpMetrics:
 
 
 class VoiceMetrics:
-    """The voice sockets' own latency: from a frame's arrival to the end of its handling (queueing
-    behind a turn included), and from the end of an utterance to the first frame of the reply."""
+    """The voice sockets' own latency: from a frame's reading to the end of its handling, how late
+    the event loop runs (what a frame waits before it is read), and from the end of an utterance to
+    the first frame of the reply."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         buckets = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
         self.frame = Histogram("callwright_voice_frame_seconds", "Server time per inbound audio frame",
                                registry=registry, buckets=buckets)
+        # While media streams are open, how late the event loop runs a 10 ms timer: an arriving frame
+        # waits about this long before it is read (the frame histogram starts once it is read).
+        self.loop_lag = Histogram("callwright_voice_loop_lag_seconds", "Event loop lateness while media streams are open",
+                                  registry=registry, buckets=buckets)
         self.turn = Histogram("callwright_voice_turn_seconds", "End of an utterance to the reply's first frame or text",
                               ["transport"], registry=registry, buckets=buckets)
         self.sessions = Counter("callwright_voice_sessions_total", "Voice sockets by how they ended",

@@ -29,7 +29,12 @@ def client_ip(request: Request[Any, Any, Any]) -> str:
     return request.client.host if request.client else "unknown"
 
 
-async def views_caught_up(container: Container) -> None:
-    """Read-your-writes before reading a view: wait (bounded) only when one is behind."""
+async def views_caught_up(container: Container, *, accounts_log: bool = False) -> None:
+    """Read-your-writes before reading a view: wait (bounded) only when one is behind. With
+    ``accounts_log``, the accounts views wait for every account change committed before the request,
+    by any process (one coalesced read of the head), not only this process's and the watcher's."""
+    if accounts_log and container.fresh_reads is not None:
+        head = await container.fresh_reads.accounts_head()
+        container.accounts.known_head = max(container.accounts.known_head, head)
     if not container.views_current():
         await run_blocking(container.wait_for_views)

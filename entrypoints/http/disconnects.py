@@ -2,13 +2,14 @@
 
 ASGI says so with an ``http.disconnect`` message, which only a call to ``receive`` returns. Once
 a request's body has been read, the app no longer calls ``receive``; ``DisconnectWatch`` then
-keeps one call pending on its behalf, so that ``gone`` turns true when the server reports the
-client's departure (and hands the message to the app if it asks again). Only requests that change
+makes that call on its behalf, so that ``gone`` turns true when the server reports the client's
+departure (and hands the message to the app if it asks again). Only requests that change
 something are watched (``WATCHED``): their commits ask first (``application.client_presence``).
 
 The server's word takes a moment to arrive (about a millisecond with granian), so a request that
 has run for ``SLOW_SECONDS`` (long enough for a client to give up: it waited for the database)
-waits up to ``SETTLE_SECONDS`` for it before committing; a quick request never waits.
+starts listening and waits up to ``SETTLE_SECONDS`` for it before committing; a quick request
+never waits, and never pays for a listening task (docs/decisions.md 44).
 """
 
 from __future__ import annotations
@@ -30,26 +31,31 @@ class DisconnectWatch:
         self._started = time.monotonic()
         self._loop = asyncio.get_running_loop()
         self._listener: asyncio.Task[Any] | None = None
+        self._body_read = False
         self._gone = False
         self._heard = threading.Event()  # the listener has its answer
 
     def gone(self) -> bool:
-        if self._undecided() and not self._on_loop():
-            self._heard.wait(SETTLE_SECONDS)
+        if self._undecided():
+            if self._on_loop():
+                self._listen()
+            else:
+                self._loop.call_soon_threadsafe(self._listen)
+                self._heard.wait(SETTLE_SECONDS)
         return self._gone
 
     async def settle(self) -> None:
-        if self._undecided() and self._listener is not None:
-            await asyncio.wait({self._listener}, timeout=SETTLE_SECONDS)
+        if self._undecided():
+            await asyncio.wait({self._listen()}, timeout=SETTLE_SECONDS)
 
     async def receive(self) -> Any:
-        if self._listener is not None:
-            return await asyncio.shield(self._listener)
+        if self._body_read:  # the app asks again: it gets what the listener hears
+            return await asyncio.shield(self._listen())
         message = await self._receive()
         if message["type"] == "http.disconnect":
             self._gone = True
         elif message["type"] == "http.request" and not message.get("more_body", False):
-            self._listener = asyncio.ensure_future(self._listen())
+            self._body_read = True
         return message
 
     async def close(self) -> None:
@@ -59,7 +65,13 @@ class DisconnectWatch:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._listener
 
-    async def _listen(self) -> Any:
+    def _listen(self) -> asyncio.Task[Any]:
+        """The one pending ``receive`` after the body, started on first need (on the loop)."""
+        if self._listener is None:
+            self._listener = asyncio.ensure_future(self._hear())
+        return self._listener
+
+    async def _hear(self) -> Any:
         try:
             message = await self._receive()
             if message["type"] == "http.disconnect":
@@ -69,7 +81,7 @@ class DisconnectWatch:
             self._heard.set()
 
     def _undecided(self) -> bool:
-        return (not self._gone and self._listener is not None and not self._heard.is_set()
+        return (not self._gone and self._body_read and not self._heard.is_set()
                 and time.monotonic() - self._started >= SLOW_SECONDS)
 
     def _on_loop(self) -> bool:

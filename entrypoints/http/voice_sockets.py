@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -33,8 +34,10 @@ POLICY_VIOLATION = 1008
 _decode = msgspec.json.Decoder().decode
 
 
-async def _pump(socket: WebSocket, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-    """Read every message into ``queue`` (None at the end), so slow turns never stall reading."""
+async def _pump(socket: WebSocket, queue: asyncio.Queue[dict[str, Any] | None],
+                route: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    """Read every message into ``queue`` (None at the end), so slow turns never stall reading;
+    ``route`` may handle a message where it is read instead (True: handled)."""
     try:
         while True:
             message = await socket.receive()
@@ -49,7 +52,8 @@ async def _pump(socket: WebSocket, queue: asyncio.Queue[dict[str, Any] | None]) 
                 continue
             if isinstance(decoded, dict):
                 decoded["_at"] = time.perf_counter()
-                queue.put_nowait(decoded)
+                if route is None or not route(decoded):
+                    queue.put_nowait(decoded)
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
@@ -106,6 +110,8 @@ class SocketSession:
         self.metrics = self.container.voice_metrics
         self.conversation = LiveConversation(self.container.calling, call_id, transport)
         self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        # Handles a message where it is read (the stream's audio frames); None: everything is queued.
+        self.inline: Callable[[dict[str, Any]], bool] | None = None
         self.reason = "carrier_closed"
         self._opened = False
         self._pump: asyncio.Task[None] | None = None
@@ -113,8 +119,12 @@ class SocketSession:
 
     async def __aenter__(self) -> SocketSession:
         await self.socket.accept()
-        self._pump = asyncio.create_task(_pump(self.socket, self.queue))
+        self._pump = asyncio.create_task(_pump(self.socket, self.queue, self._route))
         return self
+
+    def _route(self, message: dict[str, Any]) -> bool:
+        inline = self.inline
+        return inline is not None and inline(message)
 
     async def open(self, kind: str, *, key: str, parameters: Any) -> dict[str, Any] | None:
         """The first message once its token opened the call's session and the agent may speak;

@@ -26,11 +26,12 @@ from typing import Any
 import structlog
 
 from application.calling.app import Calling
-from application.webhooks import deliveries
+from application.webhooks import attempt_batches, deliveries
 from application.ports import SecretBox
 from application.webhooks.ports import AttemptOutcome, WebhookPoster
 from domain.webhooks.delivery import LEASE, WebhookDelivery
 from entrypoints.workers import webhook_slots
+from entrypoints.workers.batches import Batches
 from entrypoints.workers.webhook_slots import Ticket, WebhookSlots
 
 log = structlog.get_logger(__name__)
@@ -63,6 +64,12 @@ class WebhookDispatcher:
         self._wake: asyncio.Event | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # The leases of one round go in one commit, and the results that arrive while one batch is
+        # saved go together in the next (attempt_batches.py); the view is read once per poll interval.
+        self._leases: Batches[attempt_batches.Wanted, deliveries.Attempt | None] = Batches(self._lease_batch)
+        self._results: Batches[tuple[deliveries.Attempt, AttemptOutcome], WebhookDelivery | None] = Batches(
+            self._record_batch)
+        self._due_read_at = float("-inf")
 
     # --- from other threads ----------------------------------------------------------------------
 
@@ -113,7 +120,10 @@ class WebhookDispatcher:
         with self._hints_lock:
             hinted, self._hints = self._hints, []
         now = self.calling.ports.clock()
-        due = await asyncio.to_thread(self.due, now)
+        due: list[Hint] = []
+        if wait or self._monotonic() - self._due_read_at >= self.poll_interval or not hinted:
+            self._due_read_at = self._monotonic()
+            due = await asyncio.to_thread(self.due, now)
         started = 0
         self._waiting_for_slots = False
         hinted_ids = {hint[0] for hint in hinted}
@@ -154,34 +164,48 @@ class WebhookDispatcher:
             await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
 
     async def _attempt(self, delivery_uuid: uuid.UUID, ticket: Ticket) -> None:
-        result = webhook_slots.NEUTRAL
+        """Lease, post, and write down one attempt. The slot is the post's: it is given back as the
+        answer arrives, while the result waits for its batch (the delivery stays in flight until then)."""
+        held = [True]
         try:
             with self._hints_lock:
                 known = self._fresh.pop(delivery_uuid, None)
-            attempt = await asyncio.to_thread(deliveries.lease, self.calling, self.box, delivery_uuid, self.owner,
-                                              self.calling.ports.clock(), self.lease, known)
+            attempt = await self._leases.submit((delivery_uuid, known))
             if attempt is None:
                 return
             poster = self._poster = self._poster or self._make_poster()
             now = self.calling.ports.clock()
             outcome = await poster.post(attempt.url, attempt.delivery.body.encode(),
                                         attempt.headers(int(now.timestamp())))
-            result = _result(outcome)
-            await asyncio.to_thread(deliveries.record, self.calling, attempt, outcome, self.calling.ports.clock())
+            self._release(ticket, _result(outcome), held)
+            await self._results.submit((attempt, outcome))
             _log_attempt(attempt, outcome)
         except Exception as exc:
             log.error("webhooks.attempt_failed", delivery=str(delivery_uuid), endpoint_id=ticket.endpoint_id,
                       error=type(exc).__name__, exc_info=exc)
         finally:
-            cool_until = self.slots.health(ticket.endpoint_id).cool_until
-            self.slots.done(ticket, result, self._monotonic())
-            health = self.slots.health(ticket.endpoint_id)
-            if health.cool_until is not None and health.cool_until != cool_until:
-                log.warning("webhooks.endpoint_backed_off", endpoint_id=ticket.endpoint_id, tenant_id=ticket.tenant_id,
-                            cool_down_s=health.cool_down, timeouts_in_a_row=health.timeouts)
+            self._release(ticket, webhook_slots.NEUTRAL, held)
             self._in_flight.pop(delivery_uuid, None)
-            if self._waiting_for_slots and self._wake is not None and asyncio.get_running_loop() is self._loop:
-                self._wake.set()  # a slot is free: what waited for it goes in the next round
+
+    def _release(self, ticket: Ticket, result: str, held: list[bool]) -> None:
+        if not held[0]:
+            return
+        held[0] = False
+        cool_until = self.slots.health(ticket.endpoint_id).cool_until
+        self.slots.done(ticket, result, self._monotonic())
+        health = self.slots.health(ticket.endpoint_id)
+        if health.cool_until is not None and health.cool_until != cool_until:
+            log.warning("webhooks.endpoint_backed_off", endpoint_id=ticket.endpoint_id, tenant_id=ticket.tenant_id,
+                        cool_down_s=health.cool_down, timeouts_in_a_row=health.timeouts)
+        if self._waiting_for_slots and self._wake is not None and asyncio.get_running_loop() is self._loop:
+            self._wake.set()  # a slot is free: what waited for it goes in the next round
+
+    def _lease_batch(self, wanted: list[attempt_batches.Wanted]) -> list[deliveries.Attempt | None]:
+        return attempt_batches.lease_many(self.calling, self.box, wanted, self.owner, self.calling.ports.clock(),
+                                          self.lease)
+
+    def _record_batch(self, results: list[tuple[deliveries.Attempt, AttemptOutcome]]) -> list[WebhookDelivery | None]:
+        return attempt_batches.record_many(self.calling, results, self.calling.ports.clock())
 
 
 def _result(outcome: AttemptOutcome) -> str:

@@ -22,9 +22,9 @@ def headers(client, container) -> dict[str, str]:
 
 
 def _raising(exc: BaseException):
-    def owned_call(*args, **kwargs):
+    async def current_call(*args, **kwargs):  # the read by id's own database work
         raise exc
-    return owned_call
+    return current_call
 
 
 @pytest.mark.parametrize("exc", [
@@ -33,7 +33,7 @@ def _raising(exc: BaseException):
     persistence.OperationalError("terminating connection due to administrator command"),
 ], ids=["pool_timeout", "driver", "eventsourcing"])
 def test_an_unreachable_database_is_a_503_with_retry_after(client, headers, monkeypatch, exc):
-    monkeypatch.setattr(calls_controller, "owned_call", _raising(exc))
+    monkeypatch.setattr(calls_controller, "current_call", _raising(exc))
 
     response = client.get("/v1/calls/cll_0123456789abcdef0123456789abcdef", headers=headers)
 
@@ -50,7 +50,7 @@ def test_an_outage_raised_from_another_error_is_still_a_503(client, headers, mon
         except psycopg.OperationalError as cause:
             raise RuntimeError("while loading the call") from cause
     except RuntimeError as wrapped:
-        monkeypatch.setattr(calls_controller, "owned_call", _raising(wrapped))
+        monkeypatch.setattr(calls_controller, "current_call", _raising(wrapped))
 
     assert client.get("/v1/calls/cll_0123456789abcdef0123456789abcdef", headers=headers).status_code == 503
 
@@ -58,7 +58,7 @@ def test_an_outage_raised_from_another_error_is_still_a_503(client, headers, mon
 @pytest.mark.parametrize("exc", [psycopg.errors.QueryCanceled("canceling statement due to statement timeout"),
                                  RuntimeError("a bug")], ids=["statement_timeout", "bug"])
 def test_errors_of_a_database_that_answered_stay_500(client, headers, monkeypatch, exc):
-    monkeypatch.setattr(calls_controller, "owned_call", _raising(exc))
+    monkeypatch.setattr(calls_controller, "current_call", _raising(exc))
 
     response = client.get("/v1/calls/cll_0123456789abcdef0123456789abcdef", headers=headers)
 

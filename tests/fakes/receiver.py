@@ -26,6 +26,10 @@ class Answer:
     delay: float = 0.0
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # a dispatcher opens dozens of connections at once (the default is 5)
+
+
 class Receiver:
     """``answers`` are used in order, then ``default``; ``url`` is http://127.0.0.1:<port>/hook."""
 
@@ -57,7 +61,7 @@ class Receiver:
             def log_message(self, *_: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/hook"

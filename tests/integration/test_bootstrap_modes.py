@@ -4,12 +4,14 @@ which ports it was given at construction."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.rate_limiter import PostgresRateLimiter
+from application.accounts import registration
 from application.calling.live import LivePorts
 from entrypoints.bootstrap import (
     Container,
@@ -22,7 +24,7 @@ from entrypoints.bootstrap import (
 )
 from entrypoints.settings import Settings
 from entrypoints.workers.kafka_mode import KafkaSettings
-from tests.support.setup import FAST_HASHER
+from tests.support.setup import FAST_HASHER, PASSWORD
 from tests.fakes.clock import FakeClock
 
 REACTORS = {"call_runner", "live_settler", "webhook_scheduler", "greeting_renderer", "post_call_sms", "push_notifier"}
@@ -61,6 +63,22 @@ def test_the_http_mode_leaves_reactors_to_kafka_workers_when_kafka_is_configured
     assert set(container.projections) == VIEWS and container.reactors == {}
     assert container.webhook_dispatcher is None
     assert container.fresh_reads is None and container.read_pool is None  # opened by the server's lifespan
+
+
+def test_the_http_mode_without_followers_only_watches_the_views_a_worker_leads(
+        settings: Settings, db: DatabaseConfig, opened: list[Container]) -> None:
+    api = bootstrap_http(replace(settings, http_followers=False), **options(db))
+    opened.append(api)
+    assert set(api.projections) == VIEWS and api.reactors == {} and api.webhook_dispatcher is None
+    worker, _ = bootstrap_worker(settings, None, reactors=False, **options(db))
+    opened.append(worker)
+    api.start_projections()
+    worker.start_projections()
+    registration.register(api.accounts, email="api@example.com", password=PASSWORD, name=None)
+    api.wait_for_views(timeout=5)  # read-your-writes from the worker's tracking
+    assert api.views_current()
+    assert not any(follower.is_leader for follower in api.projections.values())
+    assert all(follower.is_leader for follower in worker.projections.values())
 
 
 def test_the_worker_mode_can_run_only_the_read_models(settings: Settings, db: DatabaseConfig,

@@ -69,3 +69,9 @@ def test_the_twilio_api_base_url_defaults_to_the_real_api_and_can_point_at_a_fak
     assert Settings.from_env({}).twilio_api_base_url is None
     fake = Settings.from_env({"CALLWRIGHT_TWILIO_API_BASE_URL": "http://127.0.0.1:9999"})
     assert fake.twilio_api_base_url == "http://127.0.0.1:9999"
+
+
+def test_serve_takes_its_worker_count_and_where_the_followers_run_from_the_environment():
+    assert (Settings.from_env({}).http_workers, Settings.from_env({}).http_followers) == (1, True)
+    scaled = Settings.from_env({"CALLWRIGHT_HTTP_WORKERS": "2", "CALLWRIGHT_HTTP_FOLLOWERS": "0"})
+    assert (scaled.http_workers, scaled.http_followers) == (2, False)

@@ -70,7 +70,7 @@ class ApiKeysController(Controller):
 
     @get(PATHS, summary="List keys (prefix and metadata only)")
     async def list_keys(self, container: Container, principal: Principal) -> ApiKeyList:
-        await views_caught_up(container)
+        await views_caught_up(container, accounts_log=True)
         rows = await list_api_keys(container.read_pool, tenant_id=principal.tenant_id, now=container.clock())
         listed = [ApiKeyListItem(**row) for row in rows]
         return ApiKeyList(data=listed, next_cursor=None, items=listed)

@@ -72,7 +72,7 @@ class AuditController(Controller):
                 raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
             before = int(cursor)
         filters = _filters(type, subject, actor, start, end)
-        await views_caught_up(container)
+        await views_caught_up(container, accounts_log=True)
         page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before,
                                        filters=filters)
         # items: the pre-0.2 name of data, kept for one release (SPEC.md Versioning §2, CHANGELOG.md)
@@ -81,7 +81,7 @@ class AuditController(Controller):
     @get("/head", guards=[requires_scope(AUDIT_READ)],
          summary="The latest hash of the trail's chain: keep it to check a later export against it")
     async def head(self, container: Container, principal: Principal) -> AuditHead:
-        await views_caught_up(container)
+        await views_caught_up(container, accounts_log=True)
         return AuditHead(**await audit_head(container.read_pool, tenant_id=principal.tenant_id))
 
     @get("/export.jsonl", guards=[requires_scope(AUDIT_READ)], media_type="application/x-ndjson",
@@ -89,7 +89,7 @@ class AuditController(Controller):
     async def export(self, container: Container, principal: Principal, type: Name = None,  # noqa: A002
                      subject: Name = None, actor: Name = None, start: Instant = None, end: Instant = None) -> Stream:
         filters = _filters(type, subject, actor, start, end)
-        await views_caught_up(container)
+        await views_caught_up(container, accounts_log=True)
         rows = export_audit_events(container.read_pool, tenant_id=principal.tenant_id, filters=filters)
         return Stream(_lines(rows), media_type="application/x-ndjson",
                       headers={"Content-Disposition": 'attachment; filename="audit-events.jsonl"'})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, MediaType, Response, get, post
 from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.response import Stream
@@ -17,7 +17,7 @@ from application.calling.create import CallRequest
 from application.calling.creating import create_call
 from application.calling.history import call_as_of, call_events
 from application.calling.idempotency import run_once
-from application.calling.lifecycle import cancel_call, owned_call
+from application.calling.lifecycle import cancel_call, current_call
 from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
@@ -33,7 +33,7 @@ from entrypoints.http.schemas.call_history import CallEventsPage
 from entrypoints.http.schemas.call_record import BatchAnswer, CallRecord
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest, CallCreated
 from entrypoints.http.schemas.pages import CallsPage
-from entrypoints.http.serializers import call_record
+from entrypoints.http.serializers import call_record, call_record_json
 from projections.calls_list.csv_export import csv_lines_async
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
@@ -179,16 +179,19 @@ class CallsController(Controller):
         return Stream(csv_lines_async(rows, outcome=outcome), media_type="text/csv; charset=utf-8",
                       headers={"Content-Disposition": 'attachment; filename="calls.csv"'})
 
-    @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
+    @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)],
          summary="One call: status, outcome, transcript, costs")
-    def read(self, container: Container, principal: Principal, call_id: str,
-             as_of: Annotated[datetime | None, Parameter(description=(
-                 "The record as it stood at this instant (with a zone), replayed from the call's events"))] = None,
-             ) -> CallRecord:
+    async def read(self, container: Container, principal: Principal, call_id: str,
+                   as_of: Annotated[datetime | None, Parameter(description=(
+                       "The record as it stood at this instant (with a zone), replayed from the call's events"))] = None,
+                   ) -> Response[CallRecord]:
         moment = _aware(as_of, "as_of")
         if moment is not None:
-            return call_record(call_as_of(container.calling, principal, call_id, moment))
-        return call_record(owned_call(container.calling, principal, call_id))
+            call = await run_blocking(call_as_of, container.calling, principal, call_id, moment)
+        else:
+            call = await current_call(container.calling, principal, call_id, reads=container.fresh_reads,
+                                      offload=run_blocking)
+        return Response(call_record_json(call), media_type=MediaType.JSON)
 
     @get("/{call_id:str}/events", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
          summary="A call's events, oldest first: what happened, when, and who caused it (max 200 a page)")
