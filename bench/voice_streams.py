@@ -604,7 +604,7 @@ def report(results: dict[str, Any]) -> None:
               + (f"{crossing} streams" if crossing else f"not up to {results['sweep'][-1]['sessions']} streams"))
     if results.get("executor_waits"):
         print(f"after the window, py-spy --idle: where the executor threads (the turns' blocking calls) spent their "
-              f"wall time when not idle: " + "; ".join(f"{w['where']} {100 * w['share']:.0f}%"
+              "wall time when not idle: " + "; ".join(f"{w['where']} {100 * w['share']:.0f}%"
                                                       for w in results["executor_waits"][:5]))
 
 

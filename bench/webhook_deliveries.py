@@ -918,7 +918,6 @@ def main() -> int:
         records = receiver.records(0)
         low_calls = asyncio.run(fetch_calls(app_port, key, low["calls"]))
         burst_calls = asyncio.run(fetch_calls(app_port, key, burst["calls"]))
-        warm_calls = asyncio.run(fetch_calls(app_port, key, warm["calls"]))
         low_rate = phase_figures(f"low rate, one call every {args.low_rate_interval * 1000:.0f} ms", records,
                                  low_calls, args.endpoints, low, low_cores, seen_connections)
         burst_phase = phase_figures(f"burst of {args.calls} calls, {args.connections} connections", records,
