@@ -603,7 +603,7 @@ def report(results: dict[str, Any]) -> None:
         print(f"frame p99 crosses {TARGET_MS:.0f} ms at: "
               + (f"{crossing} streams" if crossing else f"not up to {results['sweep'][-1]['sessions']} streams"))
     if results.get("executor_waits"):
-        print(f"after the window, py-spy --idle: where the executor threads (the turns' blocking calls) spent their "
+        print("after the window, py-spy --idle: where the executor threads (the turns' blocking calls) spent their "
               "wall time when not idle: " + "; ".join(f"{w['where']} {100 * w['share']:.0f}%"
                                                       for w in results["executor_waits"][:5]))
 
