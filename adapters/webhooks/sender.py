@@ -104,6 +104,8 @@ class WebhookSender:
         self._backend = _PinnedBackend(network_backend or httpcore.AnyIOBackend())
         self._pools: OrderedDict[str, httpcore.AsyncConnectionPool] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
+        self._in_use: dict[httpcore.AsyncConnectionPool, int] = {}  # posts under way, per pool
+        self._retired: set[httpcore.AsyncConnectionPool] = set()  # evicted while in use: closed after
 
     def _pool_for(self, url: str) -> httpcore.AsyncConnectionPool:
         pool = self._pools.get(url)
@@ -113,13 +115,33 @@ class WebhookSender:
                 max_keepalive_connections=POOL_CONNECTIONS, keepalive_expiry=5.0, retries=0,
                 network_backend=self._backend)
             while len(self._pools) > POOLS:
-                _, idle = self._pools.popitem(last=False)
-                task = asyncio.get_running_loop().create_task(idle.aclose())
-                self._closing.add(task)
-                task.add_done_callback(self._closing.discard)
+                _, oldest = self._pools.popitem(last=False)
+                if self._in_use.get(oldest):
+                    self._retired.add(oldest)  # a post still uses it: closed when the last one ends
+                else:
+                    self._close_later(oldest)
         else:
             self._pools.move_to_end(url)
         return pool
+
+    def _close_later(self, pool: httpcore.AsyncConnectionPool) -> None:
+        task = asyncio.get_running_loop().create_task(pool.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _send_on(self, url: str, target: Target, address: str, body: bytes, headers: dict[str, str],
+                       started: float) -> AttemptOutcome:
+        pool = self._pool_for(url)
+        self._in_use[pool] = self._in_use.get(pool, 0) + 1
+        try:
+            return await self._send(pool, target, address, body, headers, started)
+        finally:
+            self._in_use[pool] -= 1
+            if not self._in_use[pool]:
+                del self._in_use[pool]
+                if pool in self._retired:
+                    self._retired.discard(pool)
+                    self._close_later(pool)
 
     async def check(self, url: str) -> Target:
         """The normalized target, or UnsafeTargetError; used when an endpoint is created."""
@@ -138,7 +160,7 @@ class WebhookSender:
             async with asyncio.timeout(self._timeout):
                 target, addresses = await self._checked(url)
                 address = addresses[0]
-                return await self._send(self._pool_for(url), target, address, body, headers, started)
+                return await self._send_on(url, target, address, body, headers, started)
         except UnsafeTargetError as exc:
             refused = exc.code if exc.code != UNRESOLVABLE else None  # a name that does not resolve may later
             return _failed(started, f"blocked: {exc.message}", exc.address, blocked=True, refused_code=refused)
@@ -148,7 +170,8 @@ class WebhookSender:
             return _failed(started, _describe(exc), address)
 
     async def aclose(self) -> None:
-        pools, self._pools = list(self._pools.values()), OrderedDict()
+        pools, self._pools = [*self._pools.values(), *self._retired], OrderedDict()
+        self._retired = set()
         for pool in pools:
             await pool.aclose()
         if self._closing:

@@ -186,6 +186,27 @@ def test_keep_alive_connection_is_reused_between_attempts() -> None:
     assert (receiver.connections, len(receiver.requests)) == (1, 3)
 
 
+
+def test_a_pool_evicted_while_a_post_uses_it_lets_that_post_finish(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``POOLS`` endpoint URLs the oldest pool is closed, but only once its posts are done."""
+    monkeypatch.setattr("adapters.webhooks.sender.POOLS", 1)
+
+    async def scenario() -> tuple[AttemptOutcome, AttemptOutcome]:
+        async with Receiver(delay=0.3) as slow, Receiver() as quick:
+            sender = dev_sender({"slow.test": ["127.0.0.1"], "quick.test": ["127.0.0.1"]})
+            try:
+                first = asyncio.create_task(sender.post(f"http://slow.test:{slow.port}/", b"{}", {}))
+                await asyncio.sleep(0.1)  # the slow post is under way on the first pool
+                second = await sender.post(f"http://quick.test:{quick.port}/", b"{}", {})  # evicts it
+                return await first, second
+            finally:
+                await sender.aclose()
+
+    first, second = run(scenario())
+    assert (first.status, first.error) == (200, None)
+    assert second.status == 200
+
+
 # --- SSRF ----------------------------------------------------------------------------------------
 
 def test_loopback_receiver_is_blocked_without_the_development_flag() -> None:
