@@ -9,23 +9,15 @@ never logged or put in an error message."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from py_vapid import Vapid, VapidException
 from pywebpush import WebPusher, WebPushException
 
 from adapters.webhooks.sender import Resolver, WebhookSender
-from application.push.ports import PushTarget, VapidKeyPair
+from application.push.ports import PushResult, PushTarget, VapidKeyPair
 
 SIGNATURE_SECONDS = 12 * 3600  # the VAPID token's life (RFC 8292 §2: at most 24 h)
-
-
-@dataclass(frozen=True)
-class PushResult:
-    status: int | None
-    error: str | None
-    latency_ms: int
 
 
 class WebPushSender:

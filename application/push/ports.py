@@ -33,6 +33,15 @@ class PushOutcome(Protocol):
     latency_ms: int
 
 
+@dataclass(frozen=True)
+class PushResult:
+    """A ``PushOutcome`` as the sender (or the notifier, for a send that crashed) writes it."""
+
+    status: int | None
+    error: str | None
+    latency_ms: int
+
+
 class PushSender(Protocol):
     async def check(self, endpoint: str) -> str:
         """The endpoint URL normalized, or ``UnsafeTargetError`` (domain.webhooks.targets): the

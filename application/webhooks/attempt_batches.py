@@ -23,6 +23,7 @@ from application.webhooks.deliveries import (
     ENDPOINT_DELETED,
     ENDPOINT_DISABLED,
     Attempt,
+    attempt_of,
     disable_refused,
     lease,
     record,
@@ -60,13 +61,7 @@ def lease_many(calling: Calling, box: SecretBox, wanted: Sequence[Wanted], owner
         calling.commit(*changed)
     except ConflictError:  # one of them changed meanwhile: each alone, from what is stored
         return [lease(calling, box, delivery_uuid, owner, now, duration) for delivery_uuid, _ in wanted]
-    return [None if item is None else _attempt(box, *item, now) for item in leased]
-
-
-def _attempt(box: SecretBox, delivery: WebhookDelivery, number: int, endpoint: WebhookEndpoint,
-             now: datetime) -> Attempt:
-    secrets = tuple(box.open(sealed) for sealed in endpoint.sealed_secrets(now))
-    return Attempt(delivery=delivery, number=number, url=endpoint.url, secrets=secrets)
+    return [None if item is None else attempt_of(box, *item, now) for item in leased]
 
 
 def record_many(calling: Calling, results: Sequence[tuple[Attempt, AttemptOutcome]],

@@ -129,6 +129,12 @@ def lease(calling: Calling, box: SecretBox, delivery_uuid: uuid.UUID, owner: str
     number = delivery.lease(owner, now, duration)
     if not _commit_quietly(calling, delivery) or number is None:
         return None  # lost the race, or only a lost attempt was written down
+    return attempt_of(box, delivery, number, endpoint, now)
+
+
+def attempt_of(box: SecretBox, delivery: WebhookDelivery, number: int, endpoint: WebhookEndpoint,
+               now: datetime) -> Attempt:
+    """The attempt ``number`` of a leased delivery, with the endpoint's secrets opened to sign it."""
     secrets = tuple(box.open(sealed) for sealed in endpoint.sealed_secrets(now))
     return Attempt(delivery=delivery, number=number, url=endpoint.url, secrets=secrets)
 

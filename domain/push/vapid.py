@@ -9,9 +9,8 @@ from datetime import datetime
 from eventsourcing.domain import event
 
 from domain import ids
+from domain.accounts.system_defaults import SYSTEM_TENANT
 from domain.base import TenantAggregate
-
-SYSTEM_TENANT = "system"
 
 
 class VapidKeys(TenantAggregate):

@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 SUPPORTED, NEEDS_REVIEW, UNSUPPORTED = "supported", "needs_review", "unsupported"
-VERDICTS = (SUPPORTED, NEEDS_REVIEW, UNSUPPORTED)
 GENERAL = "general"  # a business no class names: answering its callers is what any line does
 UNCLEAR = "unclear"  # too few words to tell what the line is for
 MIN_WORDS = 4

@@ -37,11 +37,7 @@ def problems(config: Any) -> list[InputProblem]:
     if isinstance(templates, list) and len(templates) != 1:
         found.append((["sms_templates"], "the wizard writes exactly one SMS template", "sms_template_count",
                        len(templates)))
-    try:
-        configuration.check({name: value for name, value in config.items() if name in FIELDS}, own_e164=NO_NUMBER)
-    except NumberConfigurationError as exc:
-        found += exc.problems
-    return found
+    return found + settings_problems({name: value for name, value in config.items() if name in FIELDS})
 
 
 def settings_problems(config: Mapping[str, Any],

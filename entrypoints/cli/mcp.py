@@ -24,9 +24,7 @@ def mcp() -> None:
 
     from entrypoints.mcp.tools import build_server
 
-    base_url = os.environ.get("CALLWRIGHT_BASE_URL") or None
-
     async def client_for(_context: object) -> AsyncClient:  # one key for the whole session
-        return AsyncClient(api_key=key, base_url=base_url)
+        return AsyncClient(api_key=key)  # the server: CALLWRIGHT_BASE_URL, as the client reads it
 
     build_server(client_for).run("stdio")

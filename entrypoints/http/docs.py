@@ -29,6 +29,8 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
 ASSETS = "/schema/assets"
+ERROR_REF = "#/components/schemas/Error"  # every {error: {code, message}} answer
+METHODS = ("get", "put", "post", "delete", "patch")  # the operations of a path item
 
 
 def assets_dir() -> Path:
@@ -110,12 +112,10 @@ def describe_errors(openapi: OpenAPI) -> None:
     invalid = OpenAPIResponse(
         description="Validation failed", content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/ValidationError"))}
     )
-    unavailable = OpenAPIResponse(
-        description="The database cannot be reached (database_unavailable); nothing was done. Try again after "
-                    "Retry-After seconds (with the same Idempotency-Key for a create).",
-        content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Error"))},
-        headers={"Retry-After": OpenAPIHeader(description="Seconds to wait before trying again",
-                                              schema=Schema(type=OpenAPIType.INTEGER))},
+    unavailable = error_answer(
+        "The database cannot be reached (database_unavailable); nothing was done. Try again after "
+        "Retry-After seconds (with the same Idempotency-Key for a create).",
+        {"Retry-After": RATE_HEADERS["Retry-After"]},
     )
     for path, item in (openapi.paths or {}).items():
         for operation in (item.get, item.put, item.post, item.delete, item.patch):
@@ -148,7 +148,7 @@ RATE_HEADERS = {
 def error_answer(description: str, headers: dict[str, str] | None = None) -> OpenAPIResponse:
     return OpenAPIResponse(
         description=description,
-        content={"application/json": OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Error"))},
+        content={"application/json": OpenAPIMediaType(schema=Reference(ref=ERROR_REF))},
         headers={name: OpenAPIHeader(description=text, schema=Schema(type=OpenAPIType.INTEGER))
                  for name, text in (headers or {}).items()} or None,
     )

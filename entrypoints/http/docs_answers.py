@@ -16,7 +16,7 @@ from litestar.openapi.spec import (
 )
 
 from entrypoints.http.body import MAX_BODY_BYTES
-from entrypoints.http.docs import RATE_HEADERS, error_answer
+from entrypoints.http.docs import ERROR_REF, METHODS, RATE_HEADERS, error_answer
 
 # A write whose commit lost to a concurrent one on every try (application/boundary.py).
 RACE = "conflict: a concurrent change of the same record won; try again"
@@ -74,9 +74,7 @@ _ATTEMPT_HEADERS = {
     "X-RateLimit-Remaining": "Attempts left in the current window",
     "X-RateLimit-Reset": "Unix time at which the window starts again",
 }
-ERROR_REF = "#/components/schemas/Error"
 _ROUTE_ERROR_REF = "#/components/schemas/ErrorBody"  # what a controller's ResponseSpec(ErrorBody) gives
-METHODS = ("get", "put", "post", "delete", "patch")
 
 
 def _too_large() -> OpenAPIResponse:

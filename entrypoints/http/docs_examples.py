@@ -24,10 +24,10 @@ from litestar.openapi.spec import (
     Schema,
 )
 
+from entrypoints.http.docs import METHODS
 from entrypoints.http.docs_example_values import DOWNLOADS, REQUESTS, TIMESTAMP, VALUES
 
 JSON = "application/json"
-METHODS = ("get", "put", "post", "delete", "patch")
 _SCALARS: dict[str, Any] = {"string": "text", "integer": 1, "number": 0.5, "boolean": True, "null": None}
 _JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 _FORMATS = {"date-time": TIMESTAMP, "date": TIMESTAMP[:10], "uuid": "3f2c8e1a-7b4d-4c55-9e1f-0a6b2d4c8e9f",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from litestar.openapi.spec import OpenAPI
 
 from domain.analytics.reports import REPORTS
+from entrypoints.http.docs import METHODS
 
 OPERATION_IDS: dict[tuple[str, str], str] = {
     # calls
@@ -94,7 +95,6 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/healthz"): "health_check",
     ("GET", "/readyz"): "health_ready",
 }
-METHODS = ("get", "put", "post", "delete", "patch")
 
 
 def name_operations(openapi: OpenAPI) -> None:

@@ -65,9 +65,8 @@ class HostedTools:
                                         max_request_body_size=MAX_BODY)
 
     async def _client_for(self, ctx: Context | None) -> AsyncClient:
-        headers = ctx.headers if ctx is not None else None
-        value = (headers or {}).get("authorization") or ""
-        token = bearer_token({"headers": [(b"authorization", value.encode("latin-1"))]})
+        request = ctx.request_context.request if ctx is not None else None
+        token = bearer_token(getattr(request, "scope", None) or {})
         if token is None:  # the guard below let the request in, so this is a transport without headers
             raise AuthenticationError("send your API key as 'Authorization: Bearer sk_live_…'",
                                       code="missing_credentials")

@@ -10,7 +10,6 @@ call again and sends what is still pending (at least once; devices dedupe on ``n
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from eventsourcing.persistence import Tracking
@@ -19,18 +18,11 @@ from application import logs
 from application.calling.app import Calling
 from application.push import notifications, vapid
 from application.push.notifications import Attempt
-from application.push.ports import PushPorts, PushSender
+from application.push.ports import PushPorts, PushResult, PushSender
 from domain.calls.call import Call
 from domain.push.notification import PENDING
 
 log = logs.get_logger("callwright.push")
-
-
-@dataclass(frozen=True)
-class _Unanswered:
-    status: int | None
-    error: str | None
-    latency_ms: int
 
 
 class PushNotifier:
@@ -73,4 +65,4 @@ class PushNotifier:
         except Exception as exc:  # written down as a failed attempt; the other devices still get theirs
             log.exception("push.send_crashed", notification_id=attempt.notification.notification_id,
                           error=type(exc).__name__)
-            return _Unanswered(status=None, error=f"send failed: {type(exc).__name__}", latency_ms=0)
+            return PushResult(status=None, error=f"send failed: {type(exc).__name__}", latency_ms=0)
