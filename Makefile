@@ -47,7 +47,7 @@ bench: $(VENV)/.installed-bench
 	-$(BIN)/python bench/calls_list_latency.py --rows 200000 --other-rows 10000 --samples 30 --export-limit 50000
 	-$(BIN)/python bench/analytics.py --rows 200000 --other-rows 10000 --samples 10
 	-$(BIN)/python bench/webhook_deliveries.py --profile-seconds 0
-	-$(BIN)/python bench/voice_streams.py --window 10 --sweep '' --profile-seconds 0
+	-$(BIN)/python bench/voice_streams.py --window 10 --sweep 300,400,500 --sweep-window 4 --profile-seconds 0
 	-$(BIN)/python bench/database_outage.py
 	-$(BIN)/python bench/relay_throughput.py --events 10000
 	@cat bench/results/summary.md 2>/dev/null || echo "no figures recorded"
