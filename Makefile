@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench clean-data help
+.PHONY: run test lint bench browser clean-data help
 
 help:
 	@echo "make run    - install into $(VENV) and serve on http://$${CALLWRIGHT_HOST:-127.0.0.1}:$${CALLWRIGHT_PORT:-8000} (embedded PostgreSQL under ./var)"
@@ -29,7 +29,13 @@ run: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 
-test: $(VENV)/.installed-dev
+# Debian's chromium, which the dashboard's browser tests drive (tests/e2e/browser.py): Playwright
+# downloads no browser of its own.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the dashboard's browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: $(VENV)/.installed-dev browser
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -32,3 +32,6 @@ def configure(level: str = "info", fmt: str = "json", *, final: bool = False) ->
     logs.install(structlog.get_logger)  # the application's loggers write through this configuration
     # The twilio SDK logs every request's URL and headers at INFO (never the token, but noise).
     logging.getLogger("twilio.http_client").setLevel(logging.WARNING)
+    # httpx logs each request's URL at INFO: the hosted tools' and the dashboard's in-process calls
+    # would each log twice (the access line ``http.request`` already records them).
+    logging.getLogger("httpx").setLevel(logging.WARNING)

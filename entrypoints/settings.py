@@ -78,6 +78,8 @@ class Settings:
                 values[name] = value
         if env.get("CALLWRIGHT_RATE_LIMIT_TIERS"):
             values["rate_limit_tiers"] = {k: int(v) for k, v in json.loads(env["CALLWRIGHT_RATE_LIMIT_TIERS"]).items()}
+        if env.get("CALLWRIGHT_LOGIN_ATTEMPTS"):
+            values["login_attempts"] = max(1, int(env["CALLWRIGHT_LOGIN_ATTEMPTS"]))
         if env.get("CALLWRIGHT_MAX_CALL_SECONDS"):
             values["max_call_seconds"] = int(env["CALLWRIGHT_MAX_CALL_SECONDS"])
         for name in ("anthropic_api_key", "anthropic_base_url"):

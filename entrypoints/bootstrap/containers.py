@@ -54,6 +54,7 @@ class Container:
     managed_numbering: ManagedNumbering | None = None  # the managed sub-account; None: not configured
     wizard_generator: WizardGenerator = field(default_factory=RuleBasedWizardGenerator)  # Anthropic with a key
     push: PushPorts | None = None  # Web Push: the sender, the VAPID key maker, the sealing box
+    dashboard_key: bytes = field(default=b"", repr=False)  # signs the dashboard's CSRF tokens
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests
     # Whether an error says the database cannot be reached (the HTTP edge answers 503).
     database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)

@@ -70,6 +70,7 @@ class Keys:
     provider_credentials: bytes
     voice_socket_token: bytes
     push_secrets: bytes
+    dashboard_csrf: bytes
 
     @classmethod
     def load(cls, settings: Settings) -> Keys:
@@ -79,7 +80,7 @@ class Keys:
                         hint="set CALLWRIGHT_SECRET_KEY when several machines share one database")
         return cls(*(master_key.derive(secret, purpose) for purpose in
                      ("session-jwt", "webhook-secrets", "provider-credentials", "voice-socket-token",
-                      "push-secrets")))
+                      "push-secrets", "dashboard-csrf")))
 
 
 def _account_ports(settings: Settings, keys: Keys, clock: Clock, email: EmailSender | None,
@@ -179,7 +180,7 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
         carrier=carrier, carrier_edge=edge, webhook_poster=_webhook_poster(settings),
         speech_engines={LoopbackSpeech.name: LoopbackSpeech()}, managed_numbering=managed_numbering(settings),
         wizard_generator=wizard_generator(settings, clock),
-        push=_push_ports(settings, keys),
+        push=_push_ports(settings, keys), dashboard_key=keys.dashboard_csrf,
     )
 
 

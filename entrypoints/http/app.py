@@ -32,6 +32,7 @@ from entrypoints.http.controllers.tenants import TenantsController
 from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.wizard import WizardController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
+from entrypoints.http.dashboard.routes import dashboard_routes
 from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_access, describe_errors, describe_webhooks, openapi_config
 from entrypoints.http.docs_contract import describe_contract
@@ -80,6 +81,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             metrics,
             assets_router(),
             mount(tools),
+            *dashboard_routes(),
         ],
         dependencies={"container": Provide(provide_container, sync_to_thread=False)},
         middleware=[DefineMiddleware(AuthMiddleware, container=container)],

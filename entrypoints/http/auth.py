@@ -27,6 +27,10 @@ WINDOW = 60  # seconds: limits are per minute
 KEY_ONLY = "key"
 KEY_OR_SESSION = "key_or_session"
 SESSION_ROUTES = ("/auth/me", "/auth/api-keys", "/auth/api_keys")
+# The scope extension through which the dashboard (``entrypoints.http.dashboard.api``) calls the API's
+# own routes in process for a session it has already authenticated. Only code in this process can
+# set a scope key: nothing a client sends over the network becomes one.
+DASHBOARD_SESSION = "callwright.dashboard_session"
 
 
 def policy_for(path: str) -> str | None:
@@ -47,7 +51,8 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return None
 
 
-def _check(decision: RateDecision, principal: Principal) -> None:
+def refuse_over_limit(decision: RateDecision, principal: Principal) -> None:
+    """The 429 of a refused hit, with its rate headers."""
     if not decision.allowed:
         raise identified(RateLimitedError(
             f"rate limit of {decision.limit} requests per minute exceeded",
@@ -64,6 +69,17 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
     }
 
 
+async def count_hit(container: Container, principal: Principal) -> RateDecision:
+    """This request's hit in its key's (or dashboard user's) budget: from this process's lease of the
+    shared budget while the server runs (``RateLeases``), else one upsert of the shared table."""
+    limit, now = container.settings.tier_limit(principal.tier), container.clock()
+    bucket = f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
+    gate = container.fresh_reads
+    if gate is not None:
+        return await gate.hit(bucket, limit=limit, window_seconds=WINDOW, now=now)
+    return await run_blocking(container.rate_limiter.hit, bucket, limit=limit, window_seconds=WINDOW, now=now)
+
+
 class AuthMiddleware:
     def __init__(self, app: Any, container: Container) -> None:
         self.app = app
@@ -75,16 +91,20 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         token, method, path = bearer_token(scope), scope.get("method", "GET"), scope.get("path", "")
+        session = (scope.get("extensions") or {}).get(DASHBOARD_SESSION)
         try:
-            principal = await self._remembered(token)
+            principal = session or await self._remembered(token)
             if principal is None:
                 principal = await run_blocking(self._authenticate, token, policy, method, path)
-            decision = await self._count(principal)
-            _check(decision, principal)
+            # A dashboard page's own calls are not counted again: the page's request was
+            # (``entrypoints.http.dashboard.session``), however many API answers it shows.
+            decision = None if session else await count_hit(self.container, principal)
+            if decision is not None:
+                refuse_over_limit(decision, principal)
         except ApplicationError as exc:
             await self._reject(send, exc, None, scope)
             return
-        extra = [(k.lower().encode(), v.encode()) for k, v in rate_headers(decision).items()]
+        extra = [(k.lower().encode(), v.encode()) for k, v in rate_headers(decision).items()] if decision else []
         if policy == KEY_ONLY and principal.verification_status != APPROVED:
             gate = identified(PermissionDeniedError(
                 "this account is pending review; API calls are refused until an operator approves it",
@@ -118,20 +138,6 @@ class AuthMiddleware:
         if gate is None or await gate.accounts_head() != head:
             return None
         return principal
-
-    async def _count(self, principal: Principal) -> RateDecision:
-        """This request's hit in its key's (or dashboard user's) budget: from this process's lease of
-        the shared budget while the server runs (``RateLeases``), else one upsert of the shared table."""
-        limit, now = self.container.settings.tier_limit(principal.tier), self.container.clock()
-        gate = self.container.fresh_reads
-        if gate is not None:
-            return await gate.hit(self._bucket(principal), limit=limit, window_seconds=WINDOW, now=now)
-        return await run_blocking(self.container.rate_limiter.hit, self._bucket(principal), limit=limit,
-                                  window_seconds=WINDOW, now=now)
-
-    @staticmethod
-    def _bucket(principal: Principal) -> str:
-        return f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
 
     def _authenticate(self, token: str | None, policy: str, method: str, path: str) -> Principal:
         """The full path: key or session, read through the caches (the request is counted after)."""

@@ -75,3 +75,9 @@ def test_serve_takes_its_worker_count_and_where_the_followers_run_from_the_envir
     assert (Settings.from_env({}).http_workers, Settings.from_env({}).http_followers) == (1, True)
     scaled = Settings.from_env({"CALLWRIGHT_HTTP_WORKERS": "2", "CALLWRIGHT_HTTP_FOLLOWERS": "0"})
     assert (scaled.http_workers, scaled.http_followers) == (2, False)
+
+
+def test_login_attempts_per_address_come_from_the_environment():
+    assert Settings.from_env({}).login_attempts == 10
+    assert Settings.from_env({"CALLWRIGHT_LOGIN_ATTEMPTS": "25"}).login_attempts == 25
+    assert Settings.from_env({"CALLWRIGHT_LOGIN_ATTEMPTS": "0"}).login_attempts == 1

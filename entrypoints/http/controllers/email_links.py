@@ -1,5 +1,5 @@
 """The pages the e-mailed links open (``GET /verify-email``, ``/reset-password``): small,
-self-contained HTML served by the API until a dashboard exists. Excluded from the OpenAPI schema.
+self-contained HTML (a changed password links on to the dashboard's login). Excluded from the OpenAPI schema.
 
 The token arrives in the query string and never appears in a page or a log line (the request log
 records the path only); a reset form posts back to its own URL, so the token stays out of the page.
@@ -50,6 +50,9 @@ RESET_FORM = ('<form method="post"><label>New password<br>'
               '<br><button type="submit">Set the new password</button></form>')
 
 
+LOGIN_LINK = '<p><a href="/app/login?reason=password_reset">Log in to the dashboard</a></p>'
+
+
 def page(title: str, message: str, status: int = 200, *, form: str = "") -> Response[str]:
     body = (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{escape(title)} · callwright'
@@ -96,4 +99,5 @@ class EmailLinkPages(Controller):
             return page("Choose a new password", exc.message, 422, form=RESET_FORM)
         except (InvalidTokenError, ConflictError) as exc:
             return problem(RESET_PROBLEMS, exc.code)
-        return page("Password changed", "Your password is changed. Sessions opened before now no longer work.")
+        return page("Password changed", "Your password is changed. Sessions opened before now no longer work.",
+                    form=LOGIN_LINK)
