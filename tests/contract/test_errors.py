@@ -277,7 +277,7 @@ WEIRD_PATH_VALUES = [
 ]
 
 
-HTML_PAGES = ("/schema", "/verify-email", "/reset-password")
+HTML_PAGES = ("/schema", "/verify-email", "/reset-password", "/app")  # /app: the dashboard
 
 
 def _operations(client: TestClient[Any]) -> list[tuple[str, str]]:
@@ -310,7 +310,7 @@ def _assert_never_500(responses: list[tuple[str, Any]]) -> None:
     failures = [f"{what} -> {r.status_code} {r.text[:200]}" for what, r in responses if r.status_code >= 500]
     assert not failures, "\n".join(failures[:20])
     for what, response in responses:
-        # The docs UI under /schema and the pages e-mailed links open answer HTML; the API answers JSON.
+        # The docs UI under /schema, the pages e-mailed links open and the dashboard answer HTML; the API JSON.
         if response.status_code >= 400 and not any(f" {page}" in what for page in HTML_PAGES):
             assert response.headers.get("content-type", "").startswith("application/json"), f"{what}: {response.text[:200]}"
             body = response.json()

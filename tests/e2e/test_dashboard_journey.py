@@ -21,7 +21,7 @@ from tests.fakes.twilio import FakeAccount, FakeTwilio, Say, Scenario
 pytestmark = pytest.mark.e2e
 CALLER = "+14155550100"
 AT = "2026-12-01T10:00:00Z"  # inside London's call hours, whatever the hour the test runs
-CALL_PAGE = re.compile(r"/app/calls/(cll_[A-Za-z0-9_-]+)$")
+CALL_PAGE = re.compile(r"/app/calls/(cll_[A-Za-z0-9_-]+)\?placed=1$")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +84,9 @@ def test_a_simulated_call_from_the_form_shows_its_outcome(world, page):
     expect(outcome_cell(tab, "slot")).to_contain_text("morning", timeout=20_000)
     expect(outcome_cell(tab, "confirmed")).to_contain_text(re.compile("true|yes", re.I))
     shot(tab, "journey-simulated-outcome")
+    tab.goto(f"{server.base_url}/app/new-call")  # the placed call's draft is gone: a fresh form
+    expect(tab.get_by_label("Objective")).to_have_value("")
+    expect(tab.get_by_label("Number to call")).to_have_value("")
 
 
 def test_a_live_call_from_the_form_reaches_its_outcome_on_the_open_page(world, page):

@@ -27,7 +27,7 @@ SCHEMA = {
     "confirmed": {"type": "boolean", "optional": False, "description": "Whether they confirmed"},
     "slot": {"type": "enum", "optional": True, "values": ["morning", "afternoon"]},
 }
-CALL_PAGE = re.compile(r".*/app/calls/(cll_[A-Za-z0-9_]+)$")
+CALL_PAGE = re.compile(r".*/app/calls/(cll_[A-Za-z0-9_]+)\?placed=1$")
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,9 @@ from litestar import Controller, Request, Response, get
 from litestar.di import Provide
 
 from entrypoints.http.dashboard import analytics_reports as reports
-from entrypoints.http.dashboard.api import Answer, Api
+from entrypoints.http.dashboard.api import Answer
 from entrypoints.http.dashboard.render import HEADERS, page
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 REPORTS = ("volume-by-status", "latency-percentiles", "cost-breakdown", "top-failures", "outcome-quality")
 # (field, label, choices): the filters every report takes (docs/analytics.md), as the form offers them.
@@ -61,10 +60,6 @@ def api_params(form: dict[str, str], report: str) -> dict[str, str]:
     return params
 
 
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
-
-
 def _panels(answers: dict[str, Answer]) -> list[reports.Panel]:
     body = {name: answer.body for name, answer in answers.items()}
     latency = reports.split(body["latency-percentiles"])[0]
@@ -101,7 +96,7 @@ class AnalyticsPages(Controller):
     @get("/")
     async def analytics(self, request: Request[Any, Any, Any], session: Session) -> Response[str]:
         form = _form(request)
-        api = _api(request, session)
+        api = session.api
         found = await asyncio.gather(*(api.get(f"/v1/analytics/{name}", params=api_params(form, name))
                                        for name in REPORTS))
         return _show(session, form, dict(zip(REPORTS, found)))
@@ -115,7 +110,7 @@ class AnalyticsPages(Controller):
                         heading="No such report", message=f"There is no report named {report}.", code="not_found",
                         back="/app/analytics")
         form = _form(request)
-        answer = await _api(request, session).get(f"/v1/analytics/{report}.csv", params=api_params(form, report))
+        answer = await session.api.get(f"/v1/analytics/{report}.csv", params=api_params(form, report))
         if not answer.ok:
             return _show(session, form, {report: answer})
         return Response(answer.body, media_type="text/csv; charset=utf-8", headers={

@@ -11,27 +11,22 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
 from entrypoints.http.dashboard import calls_live
-from entrypoints.http.dashboard.api import Answer, Api
+from entrypoints.http.dashboard.api import Answer
 from entrypoints.http.dashboard.calls_detail import call_context, call_deliveries, deliveries_context
 from entrypoints.http.dashboard.calls_filters import (
     MAIN, MORE, chosen, digest, duration, outcome_summary, query_string, without_paging,
 )
 from entrypoints.http.dashboard.render import fragment, is_htmx, page, redirect
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 Page = Response[str]
 AnyRequest = Request[Any, Any, Any]
 WATCH_SECONDS = 60  # how long the deliveries section looks for the attempt a retry asked for
 
 
-def _api(request: AnyRequest, session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
-
-
 async def _listing(request: AnyRequest, session: Session) -> tuple[Answer, dict[str, Any]]:
     values = chosen(request.query_params)
-    answer = await _api(request, session).get("/v1/calls", params=values)
+    answer = await session.api.get("/v1/calls", params=values)
     plain = without_paging(values)
     body = answer.body if answer.ok else {}
     following = body.get("next_cursor")
@@ -71,34 +66,34 @@ class CallsPages(Controller):
     @get("/live", media_type="text/event-stream")
     async def live(self, request: AnyRequest, session: Session) -> Any:
         values = chosen(request.query_params)
-        first = await _api(request, session).get("/v1/calls", params=values)
+        first = await session.api.get("/v1/calls", params=values)
         if first.status in (400, 422):  # filters the API refuses will never list anything
             return calls_live.ended()
         seen = request.query_params.get("seen")
-        probe = calls_live.list_probe(_api(request, session), values)
+        probe = calls_live.list_probe(session.api, values)
         return calls_live.stream(request, session, probe, seen if isinstance(seen, str) else None)
 
     @get("/{call_id:str}")
     async def call(self, request: AnyRequest, session: Session, call_id: str) -> Page:
-        answer, context = await call_context(_api(request, session), call_id)
+        answer, context = await call_context(session.api, call_id)
         if not answer.ok:
             return _refused(session, answer)
         notice = "A retry was requested; its attempt is listed below in a moment." \
             if request.query_params.get("retried") else None
         live = f"/app/calls/{call_id}/live?seen={calls_live.call_digest(context['call'])}"
         return page("calls/call.html", session, active="calls", title=f"Call {call_id}", notice=notice, live=live,
-                    **context)
+                    placed=bool(request.query_params.get("placed")), **context)
 
     @get("/{call_id:str}/body")
     async def body(self, request: AnyRequest, session: Session, call_id: str) -> Page:
-        answer, context = await call_context(_api(request, session), call_id)
+        answer, context = await call_context(session.api, call_id)
         if not answer.ok:
             return fragment("calls/_refused.html", session, status=answer.status, message=answer.error["message"])
         return fragment("calls/_body.html", session, **context)
 
     @get("/{call_id:str}/live", media_type="text/event-stream")
     async def call_live(self, request: AnyRequest, session: Session, call_id: str) -> Any:
-        api = _api(request, session)
+        api = session.api
         first = await api.get(f"/v1/calls/{call_id}")
         if not first.ok or first.body.get("status") in ("completed", "failed"):
             return calls_live.ended()
@@ -114,7 +109,7 @@ class CallsPages(Controller):
     @post("/{call_id:str}/deliveries/{endpoint_id:str}/{delivery_id:str}/retry", status_code=200)
     async def retry(self, request: AnyRequest, session: Session, call_id: str, endpoint_id: str,
                     delivery_id: str) -> Page:
-        api = _api(request, session)
+        api = session.api
         before, _ = await call_deliveries(api, call_id, None) if is_htmx(request) else ([], None)
         answer = await api.post(f"/v1/webhooks/{endpoint_id}/deliveries/{delivery_id}/retry")
         if not is_htmx(request):
@@ -135,7 +130,7 @@ class CallsPages(Controller):
 
 async def _deliveries(request: AnyRequest, session: Session, call_id: str, watch: str, *,
                       notice: str | None = None, failure: str | None = None) -> Page:
-    api = _api(request, session)
+    api = session.api
     record = await api.get(f"/v1/calls/{call_id}")
     if not record.ok:
         return fragment("calls/_refused.html", session, status=record.status, message=record.error["message"])

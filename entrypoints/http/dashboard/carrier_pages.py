@@ -14,16 +14,11 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
-from entrypoints.http.dashboard.api import Answer, Api
+from entrypoints.http.dashboard.api import Answer
 from entrypoints.http.dashboard.render import page
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 Page = Response[str]
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _token_free(message: str | None, token: str) -> str | None:
@@ -36,7 +31,7 @@ def _token_free(message: str | None, token: str) -> str | None:
 async def _page(request: Request[Any, Any, Any], session: Session, *, status: int = 200,
                 account: dict[str, Any] | None = None, account_sid: str = "",
                 problems: dict[str, str | None] | None = None, **context: Any) -> Page:
-    stored: Answer = await _api(request, session).get("/v1/providers/carrier")
+    stored: Answer = await session.api.get("/v1/providers/carrier")
     credential = stored.body if stored.ok and isinstance(stored.body, dict) else None
     failure = context.pop("failure", None) or (None if stored.ok else stored.error["message"])
     return page("carrier/carrier.html", session, status=status, active="carrier", title="Carrier",
@@ -57,7 +52,7 @@ class CarrierPages(Controller):
     async def verify(self, request: Request[Any, Any, Any], session: Session) -> Page:
         account_sid = session.field("account_sid")
         token = session.field("auth_token")
-        answer = await _api(request, session).post("/v1/providers/carrier/verify",
+        answer = await session.api.post("/v1/providers/carrier/verify",
                                                    json={"account_sid": account_sid, "auth_token": token})
         if not answer.ok:
             problems = {name: _token_free(answer.problem_for(name), token) for name in ("account_sid", "auth_token")}
@@ -70,7 +65,7 @@ class CarrierPages(Controller):
     @post("/select-number")
     async def select_number(self, request: Request[Any, Any, Any], session: Session) -> Page:
         e164 = session.field("e164")
-        answer = await _api(request, session).post("/v1/providers/select-number", json={"e164": e164})
+        answer = await session.api.post("/v1/providers/select-number", json={"e164": e164})
         if not answer.ok:
             return await _page(request, session, status=answer.status,
                                failure=answer.problem_for("e164") or answer.error["message"])

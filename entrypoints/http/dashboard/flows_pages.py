@@ -15,7 +15,6 @@ from entrypoints.http.dashboard.api import Answer, Api
 from entrypoints.http.dashboard.graph_svg import draw
 from entrypoints.http.dashboard.render import page, redirect
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 EXAMPLE = {"start": "greet", "nodes": [
     {"id": "greet", "type": "message", "text": "Hello from Acme Dental."},
@@ -30,10 +29,6 @@ EXAMPLE = {"start": "greet", "nodes": [
 DONE = {"created": "Flow drafted. Preview it, then publish it.", "saved": "Draft saved.",
         "unchanged": "Nothing was changed: the editor matched the saved draft.",
         "published": "Published: calls and numbers using this flow now run this version."}
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _graph(text: str) -> tuple[Any, str | None]:
@@ -67,7 +62,7 @@ class FlowsPages(Controller):
     async def _list(self, request: Request[Any, Any, Any], session: Session, *, name: str = "", graph: str = "",
                     problems: dict[str, str] | None = None, status: int = 200, failure: str | None = None,
                     cursor: str | None = None) -> Response[str]:
-        answer = await _api(request, session).get("/v1/flows", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
+        answer = await session.api.get("/v1/flows", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
         return page("flows/list.html", session, status=status, active="flows", title="Flows",
                     flows=answer.body["data"] if answer.ok else [],
                     next_cursor=answer.body.get("next_cursor") if answer.ok else None,
@@ -85,7 +80,7 @@ class FlowsPages(Controller):
         if problem:
             return await self._list(request, session, name=name, graph=text, problems={"graph_json": problem},
                                     status=422, failure="The flow was not created: fix the graph.")
-        answer = await _api(request, session).post("/v1/flows", json={"name": name, "graph_json": graph})
+        answer = await session.api.post("/v1/flows", json={"name": name, "graph_json": graph})
         if answer.ok:
             return redirect(request, f"/app/flows/{answer.body['id']}?done=created")
         problems = {k: answer.problem_for(k) or "" for k in ("name", "graph_json")}
@@ -118,11 +113,11 @@ class FlowsPages(Controller):
     @get("/{flow_id:str}")
     async def show(self, request: Request[Any, Any, Any], session: Session, flow_id: str,
                    done: str | None = None) -> Response[str]:
-        return await self._show(_api(request, session), session, flow_id, notice=DONE.get(done or ""))
+        return await self._show(session.api, session, flow_id, notice=DONE.get(done or ""))
 
     @post("/{flow_id:str}")
     async def save(self, request: Request[Any, Any, Any], session: Session, flow_id: str) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         name, text = _posted(session)
         graph, problem = _graph(text)
         if problem:
@@ -146,7 +141,7 @@ class FlowsPages(Controller):
 
     @post("/{flow_id:str}/preview")
     async def preview(self, request: Request[Any, Any, Any], session: Session, flow_id: str) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         name, text = _posted(session)
         graph, problem = _graph(text)
         if problem:
@@ -162,7 +157,7 @@ class FlowsPages(Controller):
 
     @post("/{flow_id:str}/publish")
     async def publish(self, request: Request[Any, Any, Any], session: Session, flow_id: str) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         answer = await api.post(f"/v1/flows/{flow_id}/publish")
         if answer.ok:
             return redirect(request, f"/app/flows/{flow_id}?done=published")

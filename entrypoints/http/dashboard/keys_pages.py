@@ -17,7 +17,6 @@ from domain.accounts.scopes import ALL_SCOPES
 from entrypoints.http.dashboard.api import Answer, Api
 from entrypoints.http.dashboard.render import page
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 Page = Response[str]
 # What each scope opens (SPEC.md Authentication §5, and the additive scopes of domain/accounts/scopes.py).
@@ -41,10 +40,6 @@ KEY_EVENTS = ("api_key.issued", "api_key.rotated", "api_key.rotated_key_used", "
 AUDIT_PAGE = 25
 
 
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
-
-
 def rows_of(answer: Answer) -> list[dict[str, Any]]:
     if not answer.ok:
         return []
@@ -66,7 +61,7 @@ def _blank_form() -> dict[str, Any]:
 async def _list_page(request: Request[Any, Any, Any], session: Session, *, status: int = 200,
                      form: dict[str, Any] | None = None, problems: dict[str, str | None] | None = None,
                      **context: Any) -> Page:
-    api = _api(request, session)
+    api = session.api
     listed = await api.get("/auth/api-keys")
     numbers = await _numbers(api)
     by_id = {n["id"]: n["e164"] for n in numbers}
@@ -97,7 +92,7 @@ class KeysPages(Controller):
             body["scopes"] = form["scopes"]
         if form["number_ids"]:
             body["number_ids"] = form["number_ids"]
-        answer = await _api(request, session).post("/auth/api-keys", json=body)
+        answer = await session.api.post("/auth/api-keys", json=body)
         if not answer.ok:
             problems = {name: answer.problem_for(name) for name in ("name", "scopes", "number_ids")}
             return await _list_page(request, session, status=answer.status, form=form, problems=problems,
@@ -108,7 +103,7 @@ class KeysPages(Controller):
 
     @post("/{key_id:str}/rotate")
     async def rotate(self, request: Request[Any, Any, Any], session: Session, key_id: str) -> Page:
-        answer = await _api(request, session).post(f"/auth/api-keys/{quote(key_id, safe='')}/rotate")
+        answer = await session.api.post(f"/auth/api-keys/{quote(key_id, safe='')}/rotate")
         if not answer.ok:
             return await _list_page(request, session, status=answer.status, failure=answer.error["message"])
         return await _list_page(request, session, status=201, rotated=answer.body,
@@ -116,7 +111,7 @@ class KeysPages(Controller):
 
     @post("/{key_id:str}/revoke")
     async def revoke(self, request: Request[Any, Any, Any], session: Session, key_id: str) -> Page:
-        answer = await _api(request, session).delete(f"/auth/api-keys/{quote(key_id, safe='')}")
+        answer = await session.api.delete(f"/auth/api-keys/{quote(key_id, safe='')}")
         if not answer.ok:
             return await _list_page(request, session, status=answer.status, failure=answer.error["message"])
         return await _list_page(request, session, notice="Key revoked: it no longer authenticates.")
@@ -129,7 +124,7 @@ class KeysPages(Controller):
         params.update({k: v for k, v in chosen.items() if v})
         if cursor:
             params["cursor"] = cursor
-        answer = await _api(request, session).get("/v1/audit-events", params=params)
+        answer = await session.api.get("/v1/audit-events", params=params)
         following = answer.body.get("next_cursor") if answer.ok and isinstance(answer.body, dict) else None
         return page("keys/audit.html", session, status=200 if answer.ok else answer.status, active="keys",
                     title="Audit events", events=rows_of(answer), next_cursor=following, chosen=chosen,

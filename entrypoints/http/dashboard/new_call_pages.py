@@ -14,18 +14,12 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
-from entrypoints.http.dashboard.api import Api
 from entrypoints.http.dashboard.new_call_batch import read_numbers
 from entrypoints.http.dashboard.new_call_form import CHOICES, Filled, call_body, place, read_form, shared_body
 from entrypoints.http.dashboard.render import page, redirect
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 Page = Response[str]
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _headers(filled: Filled) -> dict[str, str]:
@@ -69,9 +63,9 @@ class NewCallPages(Controller):
         body = call_body(filled)
         if filled.wrong:  # a form-shape fault: the API is not asked
             return _form_page(session, filled, status=422)
-        answer = await _api(request, session).post("/v1/calls", json=body, headers=_headers(filled))
+        answer = await session.api.post("/v1/calls", json=body, headers=_headers(filled))
         if answer.ok:
-            return redirect(request, f"/app/calls/{answer.body['call_id']}")
+            return redirect(request, f"/app/calls/{answer.body['call_id']}?placed=1")  # the call page drops the draft
         place(filled, answer)
         return _form_page(session, filled, status=answer.status)
 
@@ -88,7 +82,7 @@ class NewCallPages(Controller):
         body = {**shared_body(filled), "items": pasted.items}
         if filled.wrong:
             return _batch_page(session, filled, status=422)
-        answer = await _api(request, session).post("/v1/calls/batch", json=body, headers=_headers(filled))
+        answer = await session.api.post("/v1/calls/batch", json=body, headers=_headers(filled))
         if not answer.ok:
             place(filled, answer, pasted.lines)
             return _batch_page(session, filled, status=answer.status)

@@ -11,7 +11,6 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
-from entrypoints.http.dependencies import client_ip
 from entrypoints.http.dashboard import numbers_form as forms
 from entrypoints.http.dashboard.api import Api
 from entrypoints.http.dashboard.numbers_sms import preview
@@ -22,10 +21,6 @@ from entrypoints.http.dashboard.session import Session, current_session
 @lru_cache(maxsize=1)
 def time_zones() -> list[str]:
     return sorted(zone for zone in zoneinfo.available_timezones() if "/" in zone and not zone.startswith("Etc/"))
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _problem_finder(problems: list[tuple[str, str]]) -> Any:
@@ -44,14 +39,14 @@ class NumbersPages(Controller):
     @get("/")
     async def numbers(self, request: Request[Any, Any, Any], session: Session,
                       cursor: str | None = None) -> Response[str]:
-        answer = await _api(request, session).get("/v1/numbers", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
+        answer = await session.api.get("/v1/numbers", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
         return page("numbers/list.html", session, active="numbers", title="Numbers",
                     numbers=answer.body if answer.ok else [], next_cursor=answer.headers.get("x-next-cursor"),
                     failure=None if answer.ok else answer.error["message"], e164="", problem=None)
 
     @post("/byo")
     async def register(self, request: Request[Any, Any, Any], session: Session) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         e164 = session.field("e164")
         answer = await api.post("/v1/numbers/byo", json={"e164": e164})
         if answer.ok:
@@ -79,7 +74,7 @@ class NumbersPages(Controller):
     @get("/{number_id:str}")
     async def edit(self, request: Request[Any, Any, Any], session: Session, number_id: str,
                    saved: str | None = None) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         answer = await api.get(f"/v1/numbers/{number_id}")
         if not answer.ok:
             return page("error.html", session, status=answer.status, active="numbers", title="Number",
@@ -92,7 +87,7 @@ class NumbersPages(Controller):
 
     @post("/{number_id:str}")
     async def save(self, request: Request[Any, Any, Any], session: Session, number_id: str) -> Response[str]:
-        api = _api(request, session)
+        api = session.api
         current = await api.get(f"/v1/numbers/{number_id}")
         if not current.ok:
             return page("error.html", session, status=current.status, active="numbers", title="Number",
@@ -115,7 +110,7 @@ class NumbersPages(Controller):
 
     @post("/{number_id:str}/sms-preview")
     async def sms_preview(self, request: Request[Any, Any, Any], session: Session, number_id: str) -> Response[str]:
-        found = await preview(_api(request, session), number_id, session.form)
+        found = await preview(session.api, number_id, session.form)
         return fragment("numbers/sms_preview.html", session, preview=found)
 
 

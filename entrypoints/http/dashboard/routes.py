@@ -47,10 +47,17 @@ def _too_many(request: Request[Any, Any, Any], exc: RateLimitedError) -> Respons
                     headers={**HEADERS, **exc.headers, "Retry-After": str(exc.retry_after)})
 
 
+def _no_such_file(request: Request[Any, Any, Any], _exc: ValueError) -> Response[str]:
+    """A file name the file system cannot hold (a NUL byte) names no file: 404, not a server error."""
+    del request
+    return page("error.html", None, status=404, title="Not found", heading="No such file",
+                message="There is no file at this address.", back="/app/calls")
+
+
 def dashboard_routes() -> list[Any]:
     pages = Router(path="/", route_handlers=PAGES, include_in_schema=False,
                    exception_handlers={LoginRequired: _to_login, CsrfRefused: _csrf_refused,
                                        RateLimitedError: _too_many})
     static = create_static_files_router(path="/app/static", directories=[STATIC], include_in_schema=False,
-                                        name="dashboard-static")
+                                        name="dashboard-static", exception_handlers={ValueError: _no_such_file})
     return [pages, static]

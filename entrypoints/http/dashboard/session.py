@@ -29,6 +29,8 @@ from application.principal import Principal
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import count_hit, refuse_over_limit
 from entrypoints.http.blocking import run_blocking
+from entrypoints.http.dashboard.api import Api
+from entrypoints.http.dependencies import client_ip
 
 COOKIE = "callwright_session"
 CSRF_FIELD = "csrf_token"
@@ -56,6 +58,7 @@ class Session:
     token: str
     csrf: str
     form: FormMultiDict  # the posted form of a change (empty for GET)
+    api: Api  # the API's routes, in process, as this session (``api``)
 
     @property
     def pending_review(self) -> bool:
@@ -131,7 +134,8 @@ async def current_session(request: Request[Any, Any, Any]) -> Session:
         sent = request.headers.get(CSRF_HEADER) or form.get(CSRF_FIELD) or ""
         if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), csrf.encode()):
             raise CsrfRefused()
-    return Session(principal=principal, token=token, csrf=csrf, form=form)
+    return Session(principal=principal, token=token, csrf=csrf, form=form,
+                   api=Api(request.app, principal, client_ip(request)))
 
 
 def login_location(next_path: str, reason: str) -> str:

@@ -10,20 +10,14 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
-from entrypoints.http.dashboard.api import Api
 from entrypoints.http.dashboard.render import page, redirect
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 TOOLS = (("end_call", "End the call"), ("press_keys", "Press keypad keys"), ("transfer_call", "Transfer the call"))
 ENGINES = ("alpha_25", "alpha_31")
 EXAMPLE_SCHEMA = {"caller_name": {"type": "string"},
                   "confirmed": {"type": "boolean", "description": "Whether the appointment is confirmed"}}
 TEXT = ("name", "description", "objective", "context", "consent_type", "voice_engine", "language")
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _blank() -> dict[str, Any]:
@@ -58,7 +52,7 @@ class TemplatesPages(Controller):
     async def _list(self, request: Request[Any, Any, Any], session: Session, *, values: dict[str, Any],
                     problems: dict[str, str] | None = None, status: int = 200, cursor: str | None = None,
                     notice: str | None = None, failure: str | None = None, clear_draft: bool = False) -> Response[str]:
-        answer = await _api(request, session).get("/v1/templates", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
+        answer = await session.api.get("/v1/templates", params={"limit": 50, **({"cursor": cursor} if cursor else {})})
         if not answer.ok and failure is None:
             failure = answer.error["message"]
         return page("templates/list.html", session, status=status, active="templates", title="Templates",
@@ -73,7 +67,7 @@ class TemplatesPages(Controller):
         values = _blank()
         failure = None
         if copy:
-            found = await _api(request, session).get(f"/v1/templates/{copy}")
+            found = await session.api.get(f"/v1/templates/{copy}")
             if found.ok:
                 values = _from_template(found.body)
             else:
@@ -90,7 +84,7 @@ class TemplatesPages(Controller):
         if problems:
             return await self._list(request, session, values=values, problems=problems, status=422,
                                     failure="The template was not created: fix the fields marked below.")
-        answer = await _api(request, session).post("/v1/templates", json=body)
+        answer = await session.api.post("/v1/templates", json=body)
         if answer.ok:
             return redirect(request, "/app/templates?done=created")
         problems = {name: answer.problem_for(name) for name in (*TEXT, "outcome_schema", "tools")}
@@ -100,7 +94,7 @@ class TemplatesPages(Controller):
 
     @get("/{template_id:str}")
     async def show(self, request: Request[Any, Any, Any], session: Session, template_id: str) -> Response[str]:
-        answer = await _api(request, session).get(f"/v1/templates/{template_id}")
+        answer = await session.api.get(f"/v1/templates/{template_id}")
         if not answer.ok:
             return page("error.html", session, status=answer.status, active="templates", title="Template",
                         heading="This template cannot be shown", message=answer.error["message"],
@@ -109,7 +103,7 @@ class TemplatesPages(Controller):
 
     @post("/{template_id:str}/delete")
     async def delete(self, request: Request[Any, Any, Any], session: Session, template_id: str) -> Response[str]:
-        answer = await _api(request, session).delete(f"/v1/templates/{template_id}")
+        answer = await session.api.delete(f"/v1/templates/{template_id}")
         if answer.ok:
             return redirect(request, "/app/templates?done=deleted")
         return page("error.html", session, status=answer.status, active="templates", title="Template",

@@ -14,19 +14,13 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import Provide
 
 from domain.webhooks.endpoint import EMITTED
-from entrypoints.http.dashboard.api import Api
 from entrypoints.http.dashboard.keys_pages import rows_of
 from entrypoints.http.dashboard.render import page, redirect
 from entrypoints.http.dashboard.session import Session, current_session
-from entrypoints.http.dependencies import client_ip
 
 Page = Response[str]
 DELIVERIES_PAGE = 20
 EVENT_HELP = {"call.completed": "a call reached completed or failed, with its outcome"}
-
-
-def _api(request: Request[Any, Any, Any], session: Session) -> Api:
-    return Api(request.app, session.principal, client_ip(request))
 
 
 def _hook(endpoint_id: str) -> str:
@@ -42,7 +36,7 @@ def _state(endpoint: dict[str, Any]) -> str:
 async def _list_page(request: Request[Any, Any, Any], session: Session, *, status: int = 200,
                      form: dict[str, Any] | None = None, problems: dict[str, str | None] | None = None,
                      **context: Any) -> Page:
-    listed = await _api(request, session).get("/v1/webhooks")
+    listed = await session.api.get("/v1/webhooks")
     endpoints = [{**e, "state": _state(e)} for e in rows_of(listed)]
     failure = context.pop("failure", None) or (None if listed.ok else listed.error["message"])
     return page("webhooks/list.html", session, status=status, active="webhooks", title="Webhooks",
@@ -54,7 +48,7 @@ async def _list_page(request: Request[Any, Any, Any], session: Session, *, statu
 async def _deliveries_page(request: Request[Any, Any, Any], session: Session, endpoint_id: str, *,
                            cursor: str | None = None, status_filter: str | None = None, code: int = 200,
                            **context: Any) -> Page:
-    api = _api(request, session)
+    api = session.api
     endpoint = await api.get(_hook(endpoint_id))
     if not endpoint.ok:
         return page("error.html", session, status=endpoint.status, active="webhooks", title="Webhook",
@@ -90,7 +84,7 @@ class WebhooksPages(Controller):
         body: dict[str, Any] = {"url": form["url"], "events": form["events"]}
         if form["description"]:
             body["description"] = form["description"]
-        answer = await _api(request, session).post("/v1/webhooks", json=body)
+        answer = await session.api.post("/v1/webhooks", json=body)
         if not answer.ok:
             problems = {name: answer.problem_for(name) for name in ("url", "description", "events")}
             failure = None if any(problems.values()) else answer.error["message"]
@@ -101,7 +95,7 @@ class WebhooksPages(Controller):
 
     @post("/{endpoint_id:str}/rotate")
     async def rotate(self, request: Request[Any, Any, Any], session: Session, endpoint_id: str) -> Page:
-        answer = await _api(request, session).post(_hook(endpoint_id) + "/rotate-secret")
+        answer = await session.api.post(_hook(endpoint_id) + "/rotate-secret")
         if not answer.ok:
             return await _list_page(request, session, status=answer.status, failure=answer.error["message"])
         return await _list_page(request, session, status=201, rotated=answer.body,
@@ -110,7 +104,7 @@ class WebhooksPages(Controller):
     @post("/{endpoint_id:str}/active")
     async def set_active(self, request: Request[Any, Any, Any], session: Session, endpoint_id: str) -> Page:
         active = session.field("active") == "true"
-        answer = await _api(request, session).patch(_hook(endpoint_id), json={"active": active})
+        answer = await session.api.patch(_hook(endpoint_id), json={"active": active})
         if not answer.ok:
             return await _list_page(request, session, status=answer.status, failure=answer.error["message"])
         return await _list_page(request, session,
@@ -118,7 +112,7 @@ class WebhooksPages(Controller):
 
     @post("/{endpoint_id:str}/delete")
     async def remove(self, request: Request[Any, Any, Any], session: Session, endpoint_id: str) -> Page:
-        answer = await _api(request, session).delete(_hook(endpoint_id))
+        answer = await session.api.delete(_hook(endpoint_id))
         if not answer.ok:
             return await _list_page(request, session, status=answer.status, failure=answer.error["message"])
         return await _list_page(request, session, notice="Endpoint deleted; its delivery history stays readable.")
@@ -134,7 +128,7 @@ class WebhooksPages(Controller):
     async def retry(self, request: Request[Any, Any, Any], session: Session, endpoint_id: str,
                     delivery_id: str) -> Page:
         retry = _hook(endpoint_id) + f"/deliveries/{quote(delivery_id, safe='')}/retry"
-        answer = await _api(request, session).post(retry)
+        answer = await session.api.post(retry)
         if not answer.ok:
             return await _deliveries_page(request, session, endpoint_id, code=answer.status,
                                           failure=answer.error["message"])
