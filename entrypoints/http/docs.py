@@ -8,6 +8,7 @@ from typing import Any
 
 import swagger_ui_bundle
 from litestar import Response
+from litestar.exceptions import InternalServerException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.enums import ParamType
@@ -239,10 +240,11 @@ def describe_webhooks(openapi: OpenAPI) -> None:
 
 def assets_router():
     return create_static_files_router(path=ASSETS, directories=[assets_dir()], include_in_schema=False,
-                                      exception_handlers={ValueError: _no_such_asset})
+                                      exception_handlers={ValueError: _no_such_asset, InternalServerException: _no_such_asset})
 
 
-def _no_such_asset(request: Any, _exc: ValueError) -> Response[Any]:
-    """A file name the file system cannot hold (a NUL byte) names no asset: 404, not a server error."""
+def _no_such_asset(request: Any, _exc: Exception) -> Response[Any]:
+    """A file name the file system cannot hold (a NUL byte; too long, which Litestar reports as a server
+    error) names no asset: 404."""
     del request
     return Response({"error": {"code": "not_found", "message": "no such asset"}}, status_code=404)

@@ -53,7 +53,8 @@ def test_the_cookie_is_httponly_lax_scoped_to_the_dashboard_and_secure_behind_ht
     assert "secure" in behind_https.headers["set-cookie"].lower()
 
 
-def test_a_static_file_path_with_a_nul_is_not_found_not_a_server_error(client):
-    for path in ("/app/static/%00", "/app/static/app%00.css", "/schema/assets/%00"):
+def test_a_static_file_name_no_file_can_have_is_not_found_not_a_server_error(client):
+    for path in ("/app/static/%00", "/app/static/app%00.css", "/schema/assets/%00", "/app/static/" + "a" * 300,
+                 "/schema/assets/" + "a" * 300):
         assert client.get(path).status_code == 404, path
     assert client.get("/app/static/app.css").headers["content-type"].startswith("text/css")

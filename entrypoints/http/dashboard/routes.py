@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import MediaType, Request, Response, Router
+from litestar.exceptions import InternalServerException
 from litestar.static_files import create_static_files_router
 
 from application.errors import RateLimitedError
@@ -47,8 +48,9 @@ def _too_many(request: Request[Any, Any, Any], exc: RateLimitedError) -> Respons
                     headers={**HEADERS, **exc.headers, "Retry-After": str(exc.retry_after)})
 
 
-def _no_such_file(request: Request[Any, Any, Any], _exc: ValueError) -> Response[str]:
-    """A file name the file system cannot hold (a NUL byte) names no file: 404, not a server error."""
+def _no_such_file(request: Request[Any, Any, Any], _exc: Exception) -> Response[str]:
+    """A file name the file system cannot hold (a NUL byte; too long, which Litestar reports as a server
+    error) names no file: 404."""
     del request
     return page("error.html", None, status=404, title="Not found", heading="No such file",
                 message="There is no file at this address.", back="/app/calls")
@@ -59,5 +61,6 @@ def dashboard_routes() -> list[Any]:
                    exception_handlers={LoginRequired: _to_login, CsrfRefused: _csrf_refused,
                                        RateLimitedError: _too_many})
     static = create_static_files_router(path="/app/static", directories=[STATIC], include_in_schema=False,
-                                        name="dashboard-static", exception_handlers={ValueError: _no_such_file})
+                                        name="dashboard-static",
+                                        exception_handlers={ValueError: _no_such_file, InternalServerException: _no_such_file})
     return [pages, static]
