@@ -71,7 +71,7 @@ def log_in(page: Page, server: ServeProcess, account: dict[str, Any]) -> None:
     page.get_by_label("Password").fill(account["password"])
     page.get_by_role("button", name="Log in").click()
     page.wait_for_load_state("domcontentloaded")
-    refused = page.get_by_role("alert")
+    refused = page.locator("main:has(form[action='/app/login']) [role=alert]")
     assert not refused.count(), f"the log-in was refused: {refused.all_inner_texts()}"
     page.wait_for_url(re.compile(r"/app/calls(\?[^/]*)?$"), wait_until="domcontentloaded")
 

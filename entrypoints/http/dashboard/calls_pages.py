@@ -46,6 +46,13 @@ async def _listing(request: AnyRequest, session: Session) -> tuple[Answer, dict[
     return answer, context
 
 
+def _listing_refused(answer: Answer) -> str:
+    """A 422 is about the filters; any other refusal (pending review, rate limit) is said as it is."""
+    if answer.status == 422:
+        return f"The filters were refused: {answer.error['message']}"
+    return f"The calls could not be listed: {answer.error['message']}"
+
+
 class CallsPages(Controller):
     path = "/app/calls"
     include_in_schema = False
@@ -56,7 +63,7 @@ class CallsPages(Controller):
         answer, context = await _listing(request, session)
         status = 200 if answer.ok else answer.status
         return page("calls/list.html", session, status=status, active="calls", title="Calls",
-                    failure=None if answer.ok else f"The filters were refused: {answer.error['message']}", **context)
+                    failure=None if answer.ok else _listing_refused(answer), **context)
 
     @get("/rows")
     async def rows(self, request: AnyRequest, session: Session) -> Page:
@@ -95,11 +102,14 @@ class CallsPages(Controller):
     async def call_live(self, request: AnyRequest, session: Session, call_id: str) -> Any:
         api = session.api
         first = await api.get(f"/v1/calls/{call_id}")
-        if not first.ok or first.body.get("status") in ("completed", "failed"):
+        asked = request.query_params.get("seen")
+        seen = asked if isinstance(asked, str) else calls_live.call_digest(first.body) if first.ok else None
+        # A call already final ends the stream at once, unless it changed after the page was drawn
+        # (it ended between the render and this connection): then the stream says so first.
+        if not first.ok or (first.body.get("status") in ("completed", "failed")
+                            and calls_live.call_digest(first.body) == seen):
             return calls_live.ended()
-        seen = request.query_params.get("seen")
-        return calls_live.stream(request, session, calls_live.call_probe(api, call_id),
-                                 seen if isinstance(seen, str) else calls_live.call_digest(first.body))
+        return calls_live.stream(request, session, calls_live.call_probe(api, call_id), seen)
 
     @get("/{call_id:str}/deliveries")
     async def deliveries(self, request: AnyRequest, session: Session, call_id: str) -> Page:
