@@ -16,7 +16,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import PHONE, chromium, log_in, new_account, shot
+from tests.e2e.browser import PHONE, log_in, new_account, shot
 from tests.e2e.service import ServeProcess, offline_server
 from tests.support.call_requests import call_body
 
@@ -31,12 +31,6 @@ LATER = ("human", "human", "human", "no_answer", "fax", "machine_end_beep")
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServeProcess]:
     with offline_server("callwright-dash-analytics-", rate_limit_tiers='{"standard": 1000000}') as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as started:
         yield started
 
 

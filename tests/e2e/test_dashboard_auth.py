@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from adapters.crypto.master_key import derive
 from adapters.crypto.sessions import JwtSessionTokens
 from entrypoints.http.dashboard.render import NAV
-from tests.e2e.browser import PHONE, accessibility_problems, chromium, log_in, new_account, shot
+from tests.e2e.browser import PHONE, accessibility_problems, log_in, new_account, shot
 from tests.e2e.service import ServeProcess, bearer, offline_server
 
 pytestmark = pytest.mark.e2e
@@ -29,12 +29,6 @@ pytestmark = pytest.mark.e2e
 def server() -> Iterator[ServeProcess]:
     with offline_server("callwright-dashboard-auth-", rate_limit_tiers='{"standard": 1000000}',
                         login_attempts="1000") as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as started:
         yield started
 
 

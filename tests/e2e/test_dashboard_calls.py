@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from entrypoints.http.dashboard import calls_live
-from tests.e2e.browser import PHONE, chromium, log_in, new_account, shot
+from tests.e2e.browser import PHONE, log_in, new_account, shot
 from tests.e2e.service import ServeProcess, bearer, offline_server
 from tests.support.call_requests import LONDON, LONDON_2, call_body
 
@@ -38,12 +38,6 @@ def server() -> Iterator[ServeProcess]:
     with offline_server("callwright-dash-calls-", rate_limit_tiers='{"standard": 1000000}',
                         webhook_allow_private="true", webhook_allow_http="true",
                         webhook_retry_delays="0.3,0.3,0.3") as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as started:
         yield started
 
 

@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from entrypoints.http.dashboard import numbers_form
 
-from tests.e2e.browser import PHONE, SCREENSHOTS, chromium, log_in, new_account, shot
+from tests.e2e.browser import PHONE, SCREENSHOTS, log_in, new_account, shot
 from tests.e2e.service import ServeProcess, base_env, bearer, free_port, start, use_carrier
 from tests.fakes.twilio import FakeTwilio
 
@@ -55,12 +55,6 @@ def setup() -> Iterator[tuple[ServeProcess, dict[str, Any], str]]:
         server.cleanup()
         fake.close()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as found:
-        yield found
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browser import PHONE, chromium, log_in, new_account, shot
+from tests.e2e.browser import PHONE, log_in, new_account, shot
 from tests.e2e.service import ServeProcess, bearer, offline_server
 from tests.support.call_requests import LONDON, LONDON_2, LONDON_3
 
@@ -33,12 +33,6 @@ CALL_PAGE = re.compile(r".*/app/calls/(cll_[A-Za-z0-9_]+)\?placed=1$")
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServeProcess]:
     with offline_server("callwright-dash-new-call-", rate_limit_tiers='{"standard": 1000000}') as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as started:
         yield started
 
 
