@@ -7,6 +7,7 @@ Only ``serve`` creates a data directory; the others refuse to run without one (o
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -30,6 +31,30 @@ from entrypoints.cli.webhooks import webhooks
 from entrypoints.settings import Settings
 
 T = TypeVar("T")
+
+
+def _logged(command: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A long-running command whose body raises logs one ``process.failed`` line (in the service's
+    log format) and exits with 1, instead of a multi-line traceback; the command line's own exits
+    and usage errors pass through. Goes under ``@app.command()`` (typer reads the wrapped signature)."""
+
+    def decorate(body: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(body)
+        def run(*args: Any, **kwargs: Any) -> None:
+            try:
+                body(*args, **kwargs)
+            except (typer.Exit, typer.Abort, typer.exceptions.TyperException):  # exits and usage errors
+                raise
+            except Exception as exc:
+                from entrypoints.logging import command_failed
+
+                command_failed(command, exc)
+                raise SystemExit(1) from None
+
+        return run
+
+    return decorate
+
 
 # No local variables in tracebacks: they would print API keys, passwords and database URLs.
 app = typer.Typer(help="callwright: voice calls with typed outcomes.", no_args_is_help=True, add_completion=False,
@@ -70,6 +95,7 @@ def _existing(settings: Settings) -> Settings:
 
 
 @app.command()
+@_logged("serve")
 def serve(
     host: HostOpt = None,
     port: PortOpt = None,
@@ -83,9 +109,10 @@ def serve(
     """Run the HTTP service and every worker in one process (embedded PostgreSQL by default)."""
     from granian import Granian
     from granian.constants import Interfaces
+    from granian.log import LogLevels
 
     from entrypoints.bootstrap import resolve_database
-    from entrypoints.logging import configure
+    from entrypoints.logging import configure, granian_log_config, level_name
 
     settings = _settings(host, port, data_dir).with_overrides(http_workers=workers, http_followers=followers)
     configure(settings.log_level, settings.log_format)
@@ -110,10 +137,13 @@ def serve(
         workers=settings.http_workers,
         factory=True,
         log_access=False,  # our http.request line (entrypoints/http/context.py) is the access log, in JSON
+        log_level=LogLevels(level_name(settings.log_level)),  # granian's own lines, in the service's format
+        log_dictconfig=granian_log_config(settings.log_level, settings.log_format),
     ).serve()
 
 
 @app.command()
+@_logged("worker")
 def worker(
     data_dir: DataDirOpt = None,
     projections: Annotated[bool, typer.Option("--projections/--no-projections",
@@ -145,6 +175,7 @@ def worker(
 
 
 @app.command()
+@_logged("relay")
 def relay(data_dir: DataDirOpt = None) -> None:
     """Publish every event to Kafka (CALLWRIGHT_KAFKA_BOOTSTRAP) until interrupted.
 

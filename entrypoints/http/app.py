@@ -91,6 +91,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
         request_max_body_size=MAX_BODY_BYTES,
         request_class=JsonBodyRequest,
         debug=False,
+        logging_config=None,  # the process's logging is ours (entrypoints/logging.py): JSON lines
     )
     describe_errors(app.openapi_schema)
     describe_access(app.openapi_schema, lambda path: policy_for(path) is not None)
@@ -104,9 +105,13 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
 def create_app_from_env() -> Litestar:
     """Factory for the ASGI server: settings and database from the environment."""
     from entrypoints.bootstrap import bootstrap_http
-    from entrypoints.logging import configure
+    from entrypoints.logging import command_failed, configure
     from entrypoints.settings import Settings
 
     settings = Settings.from_env()
     configure(settings.log_level, settings.log_format, final=True)
-    return create_app(bootstrap_http(settings), owns_container=True)
+    try:
+        return create_app(bootstrap_http(settings), owns_container=True)
+    except Exception as exc:  # one process.failed line, not multiprocessing's plain traceback
+        command_failed("serve", exc)
+        raise SystemExit(1) from None
