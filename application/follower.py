@@ -112,8 +112,10 @@ class ProjectionWorker:
         while not self._stop.is_set():
             try:
                 if self.lock is not None and (self.is_leader or time.monotonic() >= self._next_lock_try):
-                    self.is_leader = self.lock.try_acquire()
+                    was_leader, self.is_leader = self.is_leader, self.lock.try_acquire()
                     self._next_lock_try = time.monotonic() + LOCK_RETRY_SECONDS
+                    if self.is_leader and not was_leader:
+                        self.became_leader()
                 if self.is_leader:
                     self.catch_up()
                 else:  # hot standby: follow the leader's tracking for read-your-writes
@@ -136,6 +138,10 @@ class ProjectionWorker:
                     self._advance_to(self.view.max_tracking_id(self.app.name) or 0)
             self._wake.wait(backoff)
             self._wake.clear()
+
+    def became_leader(self) -> None:
+        """This process took the lead (at start, or from a leader that stopped)."""
+        log.info("follower.leading", follower=self.name, position=self.position)
 
     def _advance_to(self, position: int) -> None:
         with self._progress:

@@ -61,6 +61,12 @@ class Settings:
     # views are then only watched for read-your-writes.
     http_workers: int = 1
     http_followers: bool = True
+    # The most PostgreSQL connections one process holds, split between its pools by its role
+    # (entrypoints/bootstrap/roles.py); None: the role's default.
+    database_max_connections: int | None = None
+    # SIGTERM: how long a worker lets the calls it has started finish before it exits (the calls
+    # waiting for it are handed back at once).
+    shutdown_grace_seconds: float = 20.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -127,6 +133,16 @@ class Settings:
             values["http_workers"] = max(1, int(env["CALLWRIGHT_HTTP_WORKERS"]))
         if env.get("CALLWRIGHT_HTTP_FOLLOWERS"):
             values["http_followers"] = env["CALLWRIGHT_HTTP_FOLLOWERS"].strip().lower() in ("1", "true", "yes", "on")
+        if env.get("CALLWRIGHT_DATABASE_MAX_CONNECTIONS"):
+            connections = int(env["CALLWRIGHT_DATABASE_MAX_CONNECTIONS"])
+            if connections < 1:
+                raise ValueError("CALLWRIGHT_DATABASE_MAX_CONNECTIONS takes a positive number of connections")
+            values["database_max_connections"] = connections
+        if env.get("CALLWRIGHT_SHUTDOWN_GRACE_SECONDS"):
+            grace = float(env["CALLWRIGHT_SHUTDOWN_GRACE_SECONDS"])
+            if not 0 <= grace <= 600:
+                raise ValueError("CALLWRIGHT_SHUTDOWN_GRACE_SECONDS takes a number of seconds from 0 to 600")
+            values["shutdown_grace_seconds"] = grace
         if env.get("CALLWRIGHT_SCRYPT_N"):
             values["scrypt_n"] = int(env["CALLWRIGHT_SCRYPT_N"])
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -59,6 +59,9 @@ class KafkaRelay(ProjectionWorker):
         self.paused_since: float | None = None  # monotonic time the current outage began
         self._topic_ready = False
 
+    def became_leader(self) -> None:
+        log.info("kafka_relay.leading", application=self.app.name, topic=self.topic, position=self.position)
+
     def catch_up(self) -> int:
         """Publish everything recorded so far; returns how many events were relayed."""
         relayed = 0

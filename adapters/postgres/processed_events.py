@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eventsourcing.persistence import Tracking
+from psycopg_pool import ConnectionPool
 
-from adapters.postgres.database import DatabaseConfig
-from adapters.postgres.pools import sync_pool
 from application.reactor import EventTracking
 
 TABLE = "kafka_processed_events"
@@ -35,9 +34,10 @@ ON CONFLICT (reactor, event_id) DO NOTHING
 class ProcessedEvents:
     """One reactor's processed event ids (the database's ``search_path`` selects the schema)."""
 
-    def __init__(self, database: DatabaseConfig, reactor: str, *, max_size: int = 4) -> None:
+    def __init__(self, pool: ConnectionPool, reactor: str) -> None:
+        """``pool``: the process's shared pool (autocommit connections of the service's schema)."""
         self.reactor = reactor
-        self._pool = sync_pool(database, max_size=max_size, name=f"processed-{reactor}")
+        self._pool = pool
 
     def create_table(self) -> None:
         with self._pool.connection() as conn:
@@ -58,6 +58,3 @@ class ProcessedEvents:
         with self._pool.connection() as conn:
             conn.execute(_INSERT, (self.reactor, tracking.event_id, tracking.application_name,
                                    tracking.notification_id), prepare=True)
-
-    def close(self) -> None:
-        self._pool.close()

@@ -5,16 +5,17 @@ Built only by the ``bootstrap_*`` functions of this package; every other module 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from adapters.memory.greeting_audio import MemoryGreetingAudio
+from adapters.postgres.advisory_lock import LockSession
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.readiness import ReadinessProbe
 from adapters.scripted.wizard import RuleBasedWizardGenerator
@@ -30,6 +31,7 @@ from application.providers.ports import Carrier
 from application.push.ports import PushPorts
 from application.webhooks.ports import WebhookPoster
 from application.wizard.ports import WizardGenerator
+from entrypoints.bootstrap.roles import ROLES, Role
 from entrypoints.http.context import VoiceMetrics
 from entrypoints.settings import Settings
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
@@ -56,6 +58,12 @@ class Container:
     push: PushPorts | None = None  # Web Push: the sender, the VAPID key maker, the sealing box
     dashboard_key: bytes = field(default=b"", repr=False)  # signs the dashboard's CSRF tokens
     database: DatabaseConfig | None = None  # None: the popo backend of unit tests
+    role: Role = field(default_factory=lambda: ROLES["all-in-one"])  # what this process runs (roles.py)
+    pool_sizes: dict[str, int] = field(default_factory=dict)  # each pool's maximum connections, by name
+    pool: ConnectionPool | None = None  # the shared "core" pool (PostgreSQL only)
+    locks: LockSession | None = None  # the connection holding this process's advisory locks
+    # Each pool's current use, by name: (size, max, available, waiting) for /readyz.
+    pool_stats: dict[str, Callable[[], Mapping[str, int]]] = field(default_factory=dict)
     # Whether an error says the database cannot be reached (the HTTP edge answers 503).
     database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)

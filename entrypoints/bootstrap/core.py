@@ -20,6 +20,7 @@ from adapters.crypto.secret_box import AesGcmSecretBox
 from adapters.crypto.sessions import JwtSessionTokens
 from adapters.email.outbox import FileOutboxEmailSender
 from adapters.memory.rate_limiter import MemoryRateLimiter
+from adapters.postgres.advisory_lock import LockSession, schema_lock
 from adapters.postgres.database import DatabaseConfig, start_embedded
 from adapters.postgres.pools import cap_reconnect_backoff, is_outage, sync_pool
 from adapters.postgres.greeting_audio import PostgresGreetingAudio
@@ -41,6 +42,7 @@ from application.push.ports import PushPorts
 from domain.calls.pricing import price_table
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.managed import managed_account, managed_numbering
+from entrypoints.bootstrap.roles import ROLES, Role, name_connections
 from entrypoints.bootstrap.wizard import wizard_generator
 from entrypoints.settings import Settings
 
@@ -162,7 +164,9 @@ def _push_ports(settings: Settings, keys: Keys) -> PushPorts:
 
 
 def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: EmailSender | None,
-               hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool) -> Container:
+               hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool,
+               calling_env: dict[str, str] | None = None) -> Container:
+    """``env`` configures the applications' event stores (``calling_env``, when given, Calling's)."""
     keys = Keys.load(settings)
     commits = grouped if grouped_commits else direct
     accounts = Accounts(env, ports=_account_ports(settings, keys, clock, email, hasher), commits=commits)
@@ -172,7 +176,7 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
                     hint="carrier requests go to this server, not to Twilio")
     edge = TwilioEdge()
     credential_box = AesGcmSecretBox(keys.provider_credentials, purpose="provider-auth-token")
-    calling = Calling(env, ports=_calling_ports(settings, clock, agent, accounts),
+    calling = Calling(calling_env or env, ports=_calling_ports(settings, clock, agent, accounts),
                       live=_live_ports(settings, keys, carrier, edge, credential_box), commits=commits)
     return Container(
         settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=MemoryRateLimiter(),
@@ -195,33 +199,73 @@ def bootstrap(
     projections: bool = True,
     reactors: bool = True,
     standby: bool = False,
+    role: Role | None = None,
 ) -> Container:
-    """``projections``: the read models follow the logs in this process; ``reactors`` (with them):
-    so do the reactors, the webhook dispatcher and the reconciler (off for an API process when
-    workers consume from Kafka). ``standby``: the read models never lead here, they only watch the
-    leaders' tracking for read-your-writes (an API process whose followers run in workers)."""
-    from entrypoints.bootstrap.followers import add_followers
+    """The process's ``role`` (``roles.py``) decides what it runs and the connections it may hold;
+    without one it is told by the flags: ``projections``: the read models follow the logs in this
+    process; ``reactors`` (with them): so do the reactors, the webhook dispatcher and the periodic
+    jobs; ``standby``: the read models never lead here, they only watch the leaders' tracking for
+    read-your-writes (an API process whose followers run in workers).
 
+    The schema (tables, tracking tables, views) is created under an advisory lock: processes
+    started at once wait for the first, then find it made."""
+    from entrypoints.bootstrap.followers import add_followers, run_leases
+
+    role = role or _role_of(projections=projections, reactors=reactors, standby=standby)
     database = database or resolve_database(settings)
     cap_reconnect_backoff()  # eventsourcing's own pools included
-    database.ensure_schema()
-    env = {**database.eventsourcing_env(), "AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
-    container = _container(settings, env, clock=clock, email=email, hasher=hasher, agent=agent, grouped_commits=True)
-    container.database = database
-    container.database_outage = is_outage
-    for app in (container.accounts, container.calling):
-        app.is_outage = is_outage
-    pool = sync_pool(database, max_size=8, name="core")
-    container.on_close(pool.close)
-    limiter = PostgresRateLimiter(pool)
-    limiter.create_table()
-    container.rate_limiter = limiter
-    greetings = PostgresGreetingAudio(pool)
-    greetings.create_table()
-    container.greeting_audio = greetings
-    if projections:
-        add_followers(container, env, pool, reactors=reactors and not standby, standby=standby)
+    name_connections(role)
+    sizes = role.pools(settings.database_max_connections)
+    with schema_lock(database.with_schema("public").conninfo(), database.schema):
+        database.ensure_schema()
+        cache = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
+        container = _container(settings, {**_store_env(database, sizes["events_accounts"]), **cache}, clock=clock,
+                               email=email, hasher=hasher, agent=agent, grouped_commits=True,
+                               calling_env={**_store_env(database, sizes["events_calling"]), **cache})
+        container.database = database
+        container.role = role
+        container.pool_sizes = sizes
+        container.database_outage = is_outage
+        for app in (container.accounts, container.calling):
+            app.is_outage = is_outage
+        pool = sync_pool(database, max_size=sizes["core"], name="core")
+        container.on_close(pool.close)
+        container.pool = pool
+        container.pool_stats.update({
+            "core": pool.get_stats,
+            "events_accounts": container.accounts.recorder.datastore.pool.get_stats,  # type: ignore[attr-defined]
+            "events_calling": container.calling.recorder.datastore.pool.get_stats,  # type: ignore[attr-defined]
+        })
+        if "locks" in sizes:
+            locks = LockSession(database.conninfo())
+            container.on_close(locks.close)
+            container.locks = locks
+        limiter = PostgresRateLimiter(pool)
+        limiter.create_table()
+        container.rate_limiter = limiter
+        greetings = PostgresGreetingAudio(pool)
+        greetings.create_table()
+        container.greeting_audio = greetings
+        if role.reactors != "none":
+            run_leases(container).create_table()
+        if role.views != "none" or role.reactors == "log":
+            add_followers(container, _store_env(database, sizes.get("views", 1)), pool)
+    log.info("database.budget", role=role.name, max_connections=sum(sizes.values()), pools=sizes,
+             hint="CALLWRIGHT_DATABASE_MAX_CONNECTIONS scales these")
     return container
+
+
+def _role_of(*, projections: bool, reactors: bool, standby: bool) -> Role:
+    if not projections:
+        return ROLES["cli"]
+    if standby:
+        return ROLES["api"]
+    return ROLES["all-in-one"] if reactors else ROLES["projector"]
+
+
+def _store_env(database: DatabaseConfig, connections: int) -> dict[str, str]:
+    """An eventsourcing datastore holding one connection and growing to ``connections``."""
+    return database.eventsourcing_env(pool_size=1, max_overflow=max(0, connections - 1))
 
 
 def bootstrap_memory(
@@ -240,4 +284,4 @@ def bootstrap_memory(
 def bootstrap_cli(settings: Settings, **options: Any) -> Container:
     """One-shot operator commands (``callwright admin …``): the applications on the server's
     database, no followers; e-mails to the outbox under the data directory."""
-    return bootstrap(settings, projections=False, **options)
+    return bootstrap(settings, role=ROLES["cli"], **options)

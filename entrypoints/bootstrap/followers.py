@@ -3,6 +3,7 @@ periodic jobs, each leader of its advisory lock across processes."""
 
 from __future__ import annotations
 
+import os
 import socket
 import uuid
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from typing import Any
 from eventsourcing.postgres import PostgresFactory
 from psycopg_pool import ConnectionPool
 
-from adapters.postgres.advisory_lock import AdvisoryLock
+from adapters.postgres.run_leases import RunLeases
 from adapters.scripted.brain import ScriptedBrain
 from adapters.speech.loopback import LoopbackSpeech
 from application.boundary import BoundaryApplication
@@ -55,6 +56,10 @@ from projections.webhook_deliveries.view import WebhookDeliveriesView
 # machine's cores only take the GIL from the request handlers (docs/decisions.md 29).
 SCRIPTED_SIMULATIONS = 2
 
+# How long a call runner's acceptance of a queued call lasts without renewal (it renews every 3 s):
+# a dead runner's calls are taken by another within this plus the resumer's 5 s.
+RUN_LEASE = timedelta(seconds=10)
+
 # A read model's application, view class and projection class, given the container.
 ReadModel = Callable[[Container], tuple[BoundaryApplication, Any, Any]]
 # A reactor's application, and how to build it given its tracking (a tracking recorder on the
@@ -74,8 +79,11 @@ def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
     push = container.push
     pushing: dict[str, ReactorFactory] = {} if push is None else {
         PushNotifier.name: (calling, lambda tracking: PushNotifier(calling, tracking, push))}
+    grace = container.settings.shutdown_grace_seconds
+    leases = run_leases(container) if container.pool is not None else None
     return {
-        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations)),
+        CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations,
+                                                               leases=leases, grace_seconds=grace)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
             calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
@@ -104,13 +112,21 @@ class _Standby:
         pass
 
 
+def singleton_lock(container: Container, name: str) -> Any:
+    """The advisory lock of a singleton (a follower, a periodic job), on this process's lock
+    session; None without PostgreSQL (always the leader). Advisory locks are per database, not
+    per schema: the name carries the schema, so services sharing one database in separate
+    schemas do not stand by for each other."""
+    if container.database is None:
+        return None
+    if container.locks is None:
+        raise RuntimeError(f"the {container.role.name} role holds no advisory locks ({name})")
+    return container.locks.lock(f"{name}:{container.database.schema}")
+
+
 def follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
              tracking: Any, handles: tuple[type, ...] | None, *, standby: bool = False) -> ProjectionWorker:
-    lock: Any = _Standby() if standby else None
-    if container.database and not standby:
-        # Advisory locks are per database, not per schema: name the schema so that services
-        # sharing one database in separate schemas do not stand by for each other.
-        lock = AdvisoryLock(container.database.conninfo(), f"follower:{container.database.schema}:{name}")
+    lock: Any = _Standby() if standby else singleton_lock(container, f"follower:{name}")
     worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock, handles=handles)
     if not standby:  # a standby reads the tracking when a request waits for it, not on every save
         app.on_saved(worker.poke)
@@ -135,27 +151,27 @@ READ_MODELS: dict[str, ReadModel] = {projection.name: _read_model(app, view, pro
 )}
 
 
-def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool, *, reactors: bool,
-                  standby: bool = False) -> None:
+def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool) -> None:
+    """What the container's role follows: the read models (leading, or watching the leaders'
+    tracking), the reactors fed from the notification log, and the jobs beside them."""
+    role = container.role
     factory = PostgresFactory({**env, "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container.on_close(factory.close)
-    for read_model in READ_MODELS.values():
-        app, view_class, projection_class = read_model(container)
-        view = view_class(factory.datastore)
-        view.create_table()
-        projection = projection_class(view)
-        container.projections[projection.name] = follower(container, app, projection.name, projection.process_event,
-                                                          view, projection.handles, standby=standby)
-    if container.database is not None:
-        install_analyst_views(container.database.conninfo(), container.database.schema)
-    if standby:  # the watchdog and the reactors run where the views lead
-        return
-    settings = container.settings
-    _periodic(container, periodic.watchdog(container.calling, container.conninfo, settings.max_call_seconds))
-    if not reactors:
-        return
-    _add_dispatcher(container, pool)
-    _periodic(container, periodic.reconciler(container.calling, container.conninfo, settings.reconcile_after_seconds))
+    container.pool_stats["views"] = factory.datastore.pool.get_stats
+    if role.views != "none":
+        for read_model in READ_MODELS.values():
+            app, view_class, projection_class = read_model(container)
+            view = view_class(factory.datastore)
+            view.create_table()
+            projection = projection_class(view)
+            container.projections[projection.name] = follower(
+                container, app, projection.name, projection.process_event, view, projection.handles,
+                standby=role.views == "watch")
+        if container.database is not None:
+            install_analyst_views(container.database.conninfo(), container.database.schema)
+    if role.reactors != "log":
+        return  # reactors fed from Kafka are wired by ``kafka_reactors``, their jobs with them
+    runner: CallRunner | None = None
     for name, (app, build) in reactor_factories(container).items():
         tracking = ReactorTracking(factory.datastore, tracking_table_name=f"{name}_tracking")
         tracking.create_table()
@@ -166,8 +182,31 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
         container.reactors[name] = follower(container, app, name, reactor.process_event,
                                             getattr(reactor, "paged_tracking", tracking), reactor.handles)
         if isinstance(reactor, CallRunner):
-            _periodic(container, periodic.simulation_resumer(
-                container.calling, container.conninfo, reactor, lambda name=name: name in container.reactors))
+            runner = reactor
+    add_jobs(container, runner)
+
+
+def add_jobs(container: Container, runner: CallRunner | None) -> None:
+    """Beside the reactors: the webhook dispatcher, the watchdog and the reconciler (once per
+    process; those two singletons under advisory locks) and the resumer of ``runner``."""
+    pool = container.pool
+    assert pool is not None, "the jobs need PostgreSQL"
+    if container.webhook_dispatcher is None:
+        settings = container.settings
+        _add_dispatcher(container, pool)
+        _periodic(container, periodic.watchdog(container.calling, pool, settings.max_call_seconds,
+                                               lock=singleton_lock(container, "periodic:watchdog")))
+        _periodic(container, periodic.reconciler(container.calling, pool, settings.reconcile_after_seconds,
+                                                 lock=singleton_lock(container, "periodic:reconciler")))
+    if runner is not None:
+        _periodic(container, periodic.simulation_resumer(container.calling, pool, runner))
+
+
+def run_leases(container: Container) -> RunLeases:
+    """The durable leases of this process's call runner on the queued calls it accepts."""
+    assert container.pool is not None, "run leases need PostgreSQL"
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    return RunLeases(container.pool, owner=owner, lease=RUN_LEASE)
 
 
 def _periodic(container: Container, job: periodic.PeriodicJob) -> None:

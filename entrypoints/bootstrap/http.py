@@ -9,12 +9,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from adapters.postgres.accounts_watch import AccountsWatch
+from adapters.postgres.advisory_lock import schema_lock
 from adapters.postgres.event_appender import AsyncEventAppender
 from adapters.postgres.pools import async_pool
 from adapters.postgres.readiness import ReadinessProbe
 from adapters.postgres.request_gate import RequestGate
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.core import bootstrap
+from entrypoints.bootstrap.roles import http_role
 from entrypoints.settings import Settings
 from entrypoints.workers.kafka_mode import KafkaSettings
 
@@ -24,8 +26,8 @@ def bootstrap_http(settings: Settings, **options: Any) -> Container:
     webhook dispatcher run in ``callwright worker`` processes instead; with ``http_followers`` off,
     so do the views, which this process only watches for read-your-writes. ``options`` go to
     ``bootstrap`` (a test's database, clock, ...)."""
-    return bootstrap(settings, reactors=KafkaSettings.from_env() is None, standby=not settings.http_followers,
-                     **options)
+    role = http_role(followers=settings.http_followers, kafka=KafkaSettings.from_env() is not None)
+    return bootstrap(settings, role=role, **options)
 
 
 @asynccontextmanager
@@ -34,12 +36,14 @@ async def serving(container: Container, *, owns_container: bool, start_followers
     out let commits already handed to the loop land before anything closes."""
     database = container.database
     assert database is not None, "the HTTP app needs PostgreSQL"
-    pool = async_pool(database, max_size=10, name="reads")
+    sizes = container.pool_sizes
+    pool = async_pool(database, max_size=sizes.get("reads", 10), name="reads")
     await pool.open(wait=True, timeout=30)
     container.read_pool = pool
     # /readyz has a pool of its own: requests waiting for the read pool do not make it late.
-    probes = async_pool(database, max_size=2, name="readiness")
+    probes = async_pool(database, max_size=sizes.get("readiness", 2), name="readiness")
     await probes.open(wait=True, timeout=30)
+    container.pool_stats["reads"] = pool.get_stats
     container.fresh_reads = RequestGate(
         pool, schema=database.schema, accounts_events=container.accounts.recorder.events_table_name,
         calling_events=container.calling.recorder.events_table_name,
@@ -53,7 +57,13 @@ async def serving(container: Container, *, owns_container: bool, start_followers
         app.name: app.recorder.events_table_name for app in (container.accounts, calling)
     })
     appender = AsyncEventAppender(pool, schema=database.schema, table=calling.recorder.events_table_name)
-    await appender.create_function()
+    # CREATE OR REPLACE FUNCTION from processes started at once: one at a time.
+    lock = schema_lock(database.with_schema("public").conninfo(), database.schema)
+    await asyncio.to_thread(lock.__enter__)
+    try:
+        await appender.create_function()
+    finally:
+        await asyncio.to_thread(lock.__exit__, None, None, None)
     calling.commits.attach_loop(appender.append)
     if start_followers:
         container.start_projections()

@@ -12,12 +12,14 @@ from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
 from adapters.kafka.publisher import KafkaPublisher
 from adapters.kafka.relay import KafkaRelay
 from adapters.kafka.source import KafkaEventSource
-from adapters.postgres.advisory_lock import AdvisoryLock
+from adapters.postgres.advisory_lock import AdvisoryLock, schema_lock
 from adapters.postgres.processed_events import ProcessedEvents
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.core import bootstrap
-from entrypoints.bootstrap.followers import ReactorFactory, reactor_factories
+from entrypoints.bootstrap.followers import ReactorFactory, add_jobs, reactor_factories
+from entrypoints.bootstrap.roles import ROLES, worker_role
 from entrypoints.settings import Settings
+from entrypoints.workers.call_runner import CallRunner
 from entrypoints.workers.kafka_mode import KafkaSettings, Workers
 
 log = structlog.get_logger(__name__)
@@ -29,20 +31,15 @@ def bootstrap_worker(settings: Settings, kafka: KafkaSettings | None, *, project
                      reactors: bool = True, **options: Any) -> tuple[Container, Workers]:
     """``callwright worker``: the read models and the reactors without HTTP; the reactors consume
     from Kafka when ``kafka`` is given, else they follow the notification log."""
-    container = bootstrap(settings, **options)
-    fed = Workers()
-    if not reactors:
-        container.reactors.clear()
-    elif kafka is not None:
-        fed = kafka_reactors(container, kafka)
-    if not projections:
-        container.projections.clear()
+    role = worker_role(projections=projections, reactors=reactors, kafka=kafka is not None)
+    container = bootstrap(settings, role=role, **options)
+    fed = kafka_reactors(container, kafka) if role.reactors == "kafka" and kafka is not None else Workers()
     return container, fed
 
 
 def bootstrap_relay(settings: Settings, kafka: KafkaSettings, **options: Any) -> tuple[Container, Workers]:
     """``callwright relay``: the applications (no followers) and one relay per application."""
-    container = bootstrap(settings, projections=False, **options)
+    container = bootstrap(settings, role=ROLES["relay"], **options)
     return container, relays(container, kafka)
 
 
@@ -53,12 +50,17 @@ def relays(container: Container, kafka: KafkaSettings, *, request_timeout_ms: in
     database = container.database
     if database is None:
         raise RuntimeError("the relay needs PostgreSQL")
-    factory = PostgresFactory({**database.eventsourcing_env(), "PERSISTENCE_MODULE": "eventsourcing.postgres"})
+    size = container.pool_sizes.get("relay", 2)
+    factory = PostgresFactory({**database.eventsourcing_env(pool_size=1, max_overflow=size - 1),
+                               "PERSISTENCE_MODULE": "eventsourcing.postgres"})
+    container.pool_stats["relay"] = factory.datastore.pool.get_stats
     tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name=RELAY_TRACKING_TABLE)
-    tracking.create_table()
+    with schema_lock(database.with_schema("public").conninfo(), database.schema):
+        tracking.create_table()
     workers = Workers(closers=[factory.close])
     for app in (container.accounts, container.calling):
-        lock = AdvisoryLock(database.conninfo(), f"kafka_relay:{database.schema}:{app.name}")
+        lock = (container.locks.lock(f"kafka_relay:{app.name}:{database.schema}") if container.locks is not None
+                else AdvisoryLock(database.conninfo(), f"kafka_relay:{database.schema}:{app.name}"))
         publisher = KafkaPublisher(kafka.bootstrap, client_id=f"callwright-relay-{app.name.lower()}",
                                    request_timeout_ms=request_timeout_ms)
         relay = KafkaRelay(app, publisher, tracking, topic=kafka.topic(app), partitions=kafka.partitions,
@@ -78,10 +80,16 @@ def kafka_reactors(container: Container, kafka: KafkaSettings, *,
         raise RuntimeError("Kafka-fed reactors need PostgreSQL")
     factories = reactor_factories(container) if reactors is None else reactors
     workers = Workers()
+    pool = container.pool
+    assert pool is not None
+    runner: CallRunner | None = None
     for name, (app, build) in factories.items():
-        processed = ProcessedEvents(database, name)
-        processed.create_table()
+        processed = ProcessedEvents(pool, name)
+        with schema_lock(database.with_schema("public").conninfo(), database.schema):
+            processed.create_table()
         reactor = build(processed)
+        if isinstance(reactor, CallRunner):
+            runner = reactor
         source = KafkaEventSource(app, reactor, processed, bootstrap=kafka.bootstrap, topic=kafka.topic(app),
                                   group_prefix=kafka.group_prefix, partitions=kafka.partitions,
                                   replication=kafka.replication, **options)
@@ -89,8 +97,9 @@ def kafka_reactors(container: Container, kafka: KafkaSettings, *,
         close = getattr(reactor, "close", None)
         if close is not None:
             workers.closers.append(close)
-        workers.closers.append(processed.close)
         container.reactors.pop(name, None)
     for name in container.reactors:
         log.warning("kafka_reactors.unwired", reactor=name, hint="no Kafka wiring yet; it follows the notification log")
+    if reactors is None:
+        add_jobs(container, runner)
     return workers

@@ -18,7 +18,7 @@ import structlog
 
 from domain.timestamps import iso
 from entrypoints.bootstrap import Container
-from entrypoints.http.schemas.operations import FollowerCheck, ReadinessChecks, ReadinessResponse
+from entrypoints.http.schemas.operations import FollowerCheck, PoolCheck, ReadinessChecks, ReadinessResponse
 
 log = structlog.get_logger(__name__)
 
@@ -35,14 +35,32 @@ async def readiness(container: Container) -> ReadinessResponse:
     now = container.wall_clock()
     max_lag = container.settings.ready_max_lag_seconds
     checks = {name: _follower(app, position, error, snapshots, now) for name, (app, position, error) in taken.items()}
+    pools = _pools(container)
     if database != "ok":
         status = "not_ready"
     elif any(check.error is not None or (check.lag_seconds or 0.0) > max_lag for check in checks.values()):
         status = "degraded"
+    elif any(pool.exhausted for pool in pools.values()):
+        status = "degraded"
     else:
         status = "ready"
     return ReadinessResponse(status=status, max_lag_seconds=max_lag,
-                             checks=ReadinessChecks(database=database, followers=checks))
+                             checks=ReadinessChecks(database=database, followers=checks, pools=pools))
+
+
+def _pools(container: Container) -> dict[str, PoolCheck]:
+    """Each pool's use now (psycopg_pool's statistics); exhausted: all lent out, uses waiting."""
+    checks: dict[str, PoolCheck] = {}
+    for name, stats_of in container.pool_stats.items():
+        stats = stats_of()
+        size, available = stats.get("pool_size", 0), stats.get("pool_available", 0)
+        top, waiting = stats.get("pool_max", size), stats.get("requests_waiting", 0)
+        in_use = max(0, size - available)
+        checks[name] = PoolCheck(max=top, size=size, in_use=in_use, waiting=waiting,
+                                 exhausted=waiting > 0 and in_use >= top)
+    if any(check.exhausted for check in checks.values()):
+        log.warning("readiness.pool_exhausted", pools=sorted(n for n, c in checks.items() if c.exhausted))
+    return checks
 
 
 async def _database(container: Container, positions: dict[str, set[int]]) -> tuple[str, Mapping[str, Any]]:

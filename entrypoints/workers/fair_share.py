@@ -7,6 +7,7 @@ takes them: a backlog stays ``queued``, visible and cancellable, and nothing cla
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -80,14 +81,26 @@ class FairShare:
             finally:
                 self._done(tenant_id)
 
-    def close(self) -> None:
-        """Finish the calls under way; the ones still waiting were never claimed and stay queued."""
+    def waiting(self) -> list[str]:
+        """The keys of the calls submitted and not yet tried by a worker."""
+        with self._changed:
+            return list(self._known)
+
+    def close(self, timeout: float | None = None) -> list[str]:
+        """Take nothing more and finish the calls under way (for at most ``timeout`` seconds: past
+        it a run is left to its lease); the ones still waiting were never claimed and stay queued.
+        Their keys are returned, to hand them back."""
         with self._changed:
             self._closing = True
+            left = list(self._known)
+            self._waiting.clear()
+            self._known.clear()
             self._changed.notify_all()
+        deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._threads:
             if thread.ident:
-                thread.join()
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return left
 
 
 def _forgetting(known: set[str], key: str, claim: Claim) -> Claim:

@@ -1,13 +1,14 @@
 """Candidates for the watchdog: calls still queued or in progress long after they were created.
 
-Only candidates: the Call aggregate decides whether each one really is overdue.
+Only candidates: the Call aggregate decides whether each one really is overdue. ``pool`` is a
+psycopg connection pool of the service's schema (``pool.connection()``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import psycopg
+from typing import Any
 
 _OVERDUE = (
     "SELECT call_id FROM calls_list_v1 WHERE status IN ('queued', 'in_progress') AND created_at < %s "
@@ -15,9 +16,9 @@ _OVERDUE = (
 )
 
 
-def overdue_call_ids(conninfo: str, now: datetime, max_call_seconds: int, limit: int = 500) -> list[str]:
+def overdue_call_ids(pool: Any, now: datetime, max_call_seconds: int, limit: int = 500) -> list[str]:
     cutoff = now - timedelta(seconds=max_call_seconds)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with pool.connection() as conn:
         return [row[0] for row in conn.execute(_OVERDUE, (cutoff, limit)).fetchall()]
 
 
@@ -27,9 +28,9 @@ _LIVE_RUNNING = (
 )
 
 
-def running_live_call_ids(conninfo: str, created_before: datetime, limit: int = 500) -> list[str]:
+def running_live_call_ids(pool: Any, created_before: datetime, limit: int = 500) -> list[str]:
     """Candidates for the reconciler: live calls still in progress that began before the cutoff."""
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with pool.connection() as conn:
         return [row[0] for row in conn.execute(_LIVE_RUNNING, (created_before, limit)).fetchall()]
 
 
@@ -39,9 +40,9 @@ _SIMULATED = (
 )
 
 
-def simulated_calls(conninfo: str, status: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
+def simulated_calls(pool: Any, status: str, created_before: datetime, limit: int = 500) -> list[tuple[str, str]]:
     """Outbound simulated calls in ``status`` since before the cutoff, as (call_id, tenant_id): the
     call runner takes queued ones up again after a restart (they are claimed only when a worker is
     free), and offers running ones for a take-over (the aggregate grants it when their lease ran out)."""
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with pool.connection() as conn:
         return [(row[0], row[1]) for row in conn.execute(_SIMULATED, (status, created_before, limit)).fetchall()]

@@ -183,3 +183,30 @@ def test_readyz_is_typed_in_openapi_with_its_503(client):
         assert schema["$ref"] == "#/components/schemas/ReadinessResponse"
     body = document["components"]["schemas"]["ReadinessResponse"]
     assert set(body["required"]) == {"status", "max_lag_seconds", "checks"}
+
+
+def test_readyz_lists_each_pool_of_the_process_with_its_budget(client, container):
+    """Issue 29: each pool's maximum is the role's share of its connection budget."""
+    pools = client.get("/readyz").json()["checks"]["pools"]
+
+    assert {"core", "events_accounts", "events_calling", "views", "reads"} <= set(pools)
+    for name, check in pools.items():
+        assert check["max"] == container.pool_sizes[name], name
+        assert 0 <= check["in_use"] <= check["size"] <= check["max"]
+        assert check["exhausted"] is False
+
+
+def test_an_exhausted_pool_is_degraded_and_named(client, container):
+    """Every connection lent out and uses waiting: still serving (200), but ``degraded``."""
+    container.pool_stats["core_exhausted"] = lambda: {"pool_max": 3, "pool_size": 3, "pool_available": 0,
+                                                       "requests_waiting": 2}
+    try:
+        response = client.get("/readyz")
+    finally:
+        del container.pool_stats["core_exhausted"]
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["pools"]["core_exhausted"] == {"max": 3, "size": 3, "in_use": 3, "waiting": 2,
+                                                         "exhausted": True}

@@ -138,18 +138,18 @@ def test_queued_calls_the_log_moved_past_are_taken_up_again_once_each(monkeypatc
     assert sorted(ran) == sorted(call_id for call_id, _ in listed)
 
 
-def test_the_resumer_asks_the_calls_list_only_while_this_process_runs_the_reactor(monkeypatch):
+def test_the_resumer_asks_the_calls_list_in_every_process_with_a_call_runner(monkeypatch):
+    """Whether the runner is fed from the log or from Kafka, the resumer looks every round: a call
+    a stopped runner held is taken up by whichever runner is alive (leases keep that exclusive)."""
     from entrypoints.workers import periodic
 
     asked: list[object] = []
-    monkeypatch.setattr(periodic, "simulated_calls", lambda conninfo, status, before: asked.append(before) or [])
+    monkeypatch.setattr(periodic, "simulated_calls", lambda pool, status, before: asked.append(before) or [])
     calling = SimpleNamespace(ports=SimpleNamespace(clock=lambda: queued_call().created_at))
-    following = [False]
     runner = SimpleNamespace(resume=lambda waiting: 0, take_over=lambda running: 0)
-    job = periodic.simulation_resumer(calling, "conninfo", runner, lambda: following[0])
+    job = periodic.simulation_resumer(calling, "pool", runner)
 
     job.job()
-    following[0] = True
     job.job()
 
-    assert len(asked) == 2  # queued calls, and running ones for a take-over
+    assert len(asked) == 4  # each round: queued calls, and running ones for a take-over

@@ -19,15 +19,29 @@ class FollowerCheck(msgspec.Struct, kw_only=True):
     error: str | None
 
 
+class PoolCheck(msgspec.Struct, kw_only=True):
+    """One connection pool of this process. ``max``: the most connections it may hold (its share
+    of ``CALLWRIGHT_DATABASE_MAX_CONNECTIONS``); ``size``: held now; ``in_use``: lent out now;
+    ``waiting``: uses waiting for a connection. ``exhausted``: every connection is lent out and
+    uses are waiting (they fail with 503 after ``CALLWRIGHT_DATABASE_WAIT_SECONDS``)."""
+
+    max: int
+    size: int
+    in_use: int
+    waiting: int
+    exhausted: bool
+
+
 class ReadinessChecks(msgspec.Struct, kw_only=True):
     database: Literal["ok", "unavailable", "timeout"]
     followers: dict[str, FollowerCheck]
+    pools: dict[str, PoolCheck] = msgspec.field(default_factory=dict)
 
 
 class ReadinessResponse(msgspec.Struct, kw_only=True):
     """``ready``: serving, every follower within ``max_lag_seconds``. ``degraded``: serving, but a
     follower is behind by more than ``max_lag_seconds`` or failing (reads of its views are stale,
-    its reactions late); still HTTP 200. ``not_ready``: the database is unreachable or did not
+    its reactions late), or a connection pool is exhausted; still HTTP 200. ``not_ready``: the database is unreachable or did not
     answer in time; HTTP 503."""
 
     status: Literal["ready", "degraded", "not_ready"]
