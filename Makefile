@@ -56,6 +56,7 @@ bench: $(VENV)/.installed-bench
 	-$(BIN)/python bench/voice_streams.py --window 10 --sweep 300,400,500 --sweep-window 4 --profile-seconds 0
 	-$(BIN)/python bench/database_outage.py
 	-$(BIN)/python bench/relay_throughput.py --events 10000
+	-$(BIN)/python bench/scale_out.py
 	@cat bench/results/summary.md 2>/dev/null || echo "no figures recorded"
 
 clean-data:

@@ -21,8 +21,8 @@ there too, each under an advisory lock, so one process does their rounds.
 
 Connections: each role has a budget (``POOLS``), split between its pools; the whole is scaled to
 ``CALLWRIGHT_DATABASE_MAX_CONNECTIONS`` when that is set. The defaults fit compose's roles (api,
-worker, projector, relay: 53) with two more workers (79) inside PostgreSQL's default
-``max_connections`` of 100 (97 for ordinary users).
+worker, projector, relay: 48) with two more workers (74), or two of every role (96), inside
+PostgreSQL's default ``max_connections`` of 100 (97 for ordinary users).
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ Feed = Literal["log", "kafka", "none"]
 POOLS: dict[str, dict[str, int]] = {
     "all-in-one": {"events_accounts": 4, "events_calling": 8, "views": 8, "core": 6, "reads": 10, "readiness": 2,
                    "locks": 1},
-    "api": {"events_accounts": 2, "events_calling": 4, "views": 1, "core": 3, "reads": 8, "readiness": 2},
+    "api": {"events_accounts": 2, "events_calling": 3, "views": 1, "core": 2, "reads": 6, "readiness": 2},
     "api+projector": {"events_accounts": 2, "events_calling": 4, "views": 6, "core": 3, "reads": 8, "readiness": 2,
                       "locks": 1},
     "worker": {"events_accounts": 2, "events_calling": 6, "core": 4, "locks": 1},
     "projector": {"events_accounts": 2, "events_calling": 2, "views": 6, "core": 2, "locks": 1},
     "worker+projector": {"events_accounts": 2, "events_calling": 6, "views": 6, "core": 4, "locks": 1},
-    "relay": {"events_accounts": 1, "events_calling": 1, "core": 1, "relay": 3, "locks": 1},
+    "relay": {"events_accounts": 1, "events_calling": 1, "core": 1, "relay": 2, "locks": 1},
     "cli": {"events_accounts": 2, "events_calling": 2, "core": 2},
 }
 # A worker whose reactors follow the notification log keeps their tracking beside the views.

@@ -64,9 +64,10 @@ class CallRunner:
         self.simulation_workers = simulation_workers or max_workers
         self.leases = leases
         self.grace_seconds = grace_seconds
-        # The most queued calls the resumer lets wait here at once, so that orphans left by a
-        # stopped runner spread over the live ones instead of piling up in the first to look.
-        self.resume_room = max(8, 4 * self.simulation_workers)
+        # The most queued calls the resumer lets wait here at once: a stopped runner's backlog is
+        # taken in one round or two (a worker runs tens of simulated calls a second), and a larger
+        # one spreads over the live runners.
+        self.resume_room = max(200, 50 * self.simulation_workers)
         self._dials = _Workers(max_workers, "call")
         self._simulations = FairShare(self.simulation_workers, "simulation")
         self._stop = threading.Event()

@@ -11,7 +11,12 @@ POSTGRES_DEFAULT = 100 - 3  # max_connections less the superuser reserve
 
 def test_compose_with_three_workers_fits_postgres_default_max_connections():
     compose = [ROLES[name].pools() for name in ("api", "worker", "worker", "worker", "projector", "relay")]
-    assert sum(sum(pools.values()) for pools in compose) == 79 <= POSTGRES_DEFAULT
+    assert sum(sum(pools.values()) for pools in compose) == 74 <= POSTGRES_DEFAULT
+
+
+def test_two_of_every_scaled_role_fit_too():
+    pairs = [ROLES[name].pools() for name in ("api", "worker", "projector", "relay") for _ in range(2)]
+    assert sum(sum(pools.values()) for pools in pairs) == 96 <= POSTGRES_DEFAULT
 
 
 def test_a_budget_scales_every_pool_and_keeps_the_fixed_ones():
