@@ -206,7 +206,7 @@ def approved_key(port: int, env: dict[str, str]) -> str:
     with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=30.0, trust_env=False) as http:
         signup = http.post("/auth/signup", json={"email": email, "password": "correct horse battery staple"})
         signup.raise_for_status()
-        key = signup.json()["api_key"]
+        key = signup.json()["secret"]
         done = subprocess.run([str(CALLWRIGHT), "admin", "approve", email], env=env, capture_output=True,
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
         if done.returncode != 0:

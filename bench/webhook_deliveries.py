@@ -631,7 +631,7 @@ def tenant_key(port: int, env: dict[str, str], email: str) -> str:
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             raise SystemExit(f"callwright admin approve failed:\n{done.stderr}")
-        return str(signup.json()["api_key"])
+        return str(signup.json()["secret"])
 
 
 def add_endpoints(port: int, key: str, urls: list[str]) -> list[str]:

@@ -1,6 +1,8 @@
 """The scripted agent on a flow: it walks the published graph step by step (``domain/flows/walk.py``):
 says the messages, asks each question with its own words and reads the answer into its field,
-follows the branches on the answers so far, and ends or transfers where the graph does."""
+follows the branches on the answers so far, and ends or transfers where the graph does. Back after
+a transfer nobody answered (``CallBrief.flow_resume``), it goes on at the transfer's fallback step
+with the answers it had."""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ class FlowSession:
         assert brief.flow is not None
         self._brief = brief
         self._graph: Mapping[str, Any] = brief.flow["graph"]
-        self._at: str | None = self._graph["start"]
+        resume = brief.flow_resume or {}
+        self._at: str | None = resume.get("step") or self._graph["start"]
         self._asking: Mapping[str, Any] | None = None
-        self.answers: dict[str, Any] = {}
+        self.answers: dict[str, Any] = dict(resume.get("answers") or {})
+        self._keyed = {node["field"] for node in self._graph["nodes"] if node["type"] == walk.QUESTION
+                       and node.get("keypad")}  # their digits stay out of what a transfer records
 
     @property
     def usage(self) -> dict[str, int]:
@@ -50,7 +55,9 @@ class FlowSession:
             if kind == walk.TRANSFER:
                 return AgentTurn(say=" ".join([*said, TRANSFERRING]), end_call=True, transfer=True,
                                  transfer_brief=f"From step {step['id']} of the call flow.",
-                                 transfer_to=step["destination"])
+                                 transfer_to=step["destination"], transfer_step=step["id"],
+                                 flow_answers={name: value for name, value in self.answers.items()
+                                               if name not in self._keyed})
             if kind == walk.MESSAGE:
                 said.append(step["text"])
             self._at = walk.next_step(self._graph, step["id"], self.answers)

@@ -46,8 +46,8 @@ def verified_call(calling: Calling, call_id: str, callback: SignedCallback) -> C
 
 def voice_instructions(calling: Calling, call: Call, **parameters: str) -> list[Instruction]:
     """The answer to the instructions request: open the voice socket with a fresh single-use token
-    (and any further ``parameters`` for the socket)."""
-    if call.is_terminal or call.session_state != "none":
+    (and any further ``parameters`` for the socket); again after a flow's transfer nobody answered."""
+    if not call.may_open_session:
         return [Hangup()]
     live = ports_of(calling)
     profile = live.profile(call.voice_engine)

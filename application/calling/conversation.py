@@ -25,6 +25,7 @@ from application.numbers.lookups import tenant_number
 from domain.calls import stream_token
 from domain.calls.call import Call
 from domain.calls.call_rules import AGENT, CALLEE, CallStateError
+from domain.flows import keypad
 from domain.numbers.number import Number
 
 GO = "go"
@@ -44,7 +45,7 @@ def keypad_entry(spec: Mapping[str, Any], keys: str) -> str | None:
     for index, key in enumerate(keys):
         if key in (spec.get("terminators") or ("#",)):
             return keys[:index]
-    length = spec.get("length") if spec.get("ending_mode") == "fixed_length" else None
+    length = spec.get("length") if keypad.ending_mode(spec.get("ending_mode")) == keypad.FIXED_LENGTH else None
     limit = int(length) if length else MAX_KEYPAD_DIGITS
     return keys[:limit] if len(keys) >= limit else None
 
@@ -59,6 +60,7 @@ class LiveConversation:
         self._number: Number | None = None
         self._keys = ""  # digits of a flow's keypad step so far
         self._keys_at = 0.0  # when the last of them was pressed (time.monotonic())
+        self._nonce: str | None = None  # the session's token: its close leaves a later session alone
         self.ended = False
         self.log = TurnLog(self._write, name=call_id, linger=TURN_WRITE_LINGER_SECONDS)
 
@@ -82,13 +84,14 @@ class LiveConversation:
         if call is None:
             return False
         self._opened = time.monotonic()
+        self._nonce = grant.nonce
         return True
 
     def start_recording(self) -> None:
         """Record an inbound call whose number records (a carrier request: the socket runs it
         beside the conversation, not before the agent's first words)."""
         call = self._call()
-        if call is not None:
+        if call is not None and not (call.transfer or {}).get("resumed"):  # the first session's recording goes on
             inbound.start_recording(self.calling, call)
 
     def verdict(self) -> str:
@@ -184,7 +187,7 @@ class LiveConversation:
 
         def closed(c: Call) -> None:
             c.record_agent_usage(usage, now)  # priced when the call settles
-            c.close_session(reason, now)
+            c.close_session(reason, now, self._nonce)  # not the next one, after a failed flow transfer
 
         self.log.append(closed)
         if not self.log.flush(CLOSE_FLUSH_SECONDS):  # the log stopped (its tail is lost): the call must still settle
@@ -255,4 +258,5 @@ class LiveConversation:
         destinations = [{"label": d["label"], "e164": d["e164"]} for d in number.transfer_destinations]
         named = [d for d in destinations if d["label"] == turn.transfer_to]  # a flow's step names one
         transfers.start_transfer(self.calling, self.call_id, named or destinations,
-                                 1 if named else number.transfer_max_attempts, turn.transfer_brief)
+                                 1 if named else number.transfer_max_attempts, turn.transfer_brief,
+                                 step=turn.transfer_step, answers=turn.flow_answers)

@@ -132,9 +132,18 @@ def call_events(calling: Calling, principal: Principal, call_id: str, *, after: 
     return HistoryPage(events=shown, last_seq=shown[-1].seq if len(stored) > limit else None)
 
 
+def event_instant(event: Any) -> datetime:
+    """When ``event`` happened for ``as_of``: its stored timestamp. A ``Queued`` event is stored at
+    its ``at`` (the record's ``created_at``); one stored before that was so counts from the
+    earlier of the two, so ``as_of=created_at`` finds the queued call either way."""
+    if event.originator_version == 1 and isinstance(getattr(event, "at", None), datetime):
+        return min(event.timestamp, event.at)
+    return event.timestamp
+
+
 def version_as_of(events: list[Any], as_of: datetime) -> int | None:
     """The seq of the last event recorded at or before ``as_of``; None before the first."""
-    return max((event.originator_version for event in events if event.timestamp <= as_of), default=None)
+    return max((event.originator_version for event in events if event_instant(event) <= as_of), default=None)
 
 
 def call_as_of(calling: Calling, principal: Principal, call_id: str, as_of: datetime) -> Call:

@@ -1,5 +1,7 @@
 """``Idempotency-Key`` handling (ARCHITECTURE.md §9): the record is saved with the aggregates it
-created, in one atomic save, so a request either happened once or not at all."""
+created, in one atomic save, so a request either happened once or not at all. A key is unique per
+tenant (SPEC.md Limits): its claim, saved in the same save, refuses it on every other endpoint
+while the window lasts, as a reuse with another body is refused."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from eventsourcing.domain import Aggregate
 from application.calling.app import Calling
 from application.errors import ConflictError
 from application.principal import Principal
-from domain.calls.idempotency import IdempotencyRecord
+from domain.calls.idempotency import IdempotencyKeyClaim, IdempotencyRecord
 
 Produce = Callable[[], tuple[list[Aggregate], int, dict[str, Any]]]
 
@@ -27,10 +29,23 @@ class Answer:
 
 def _replay(record: IdempotencyRecord, fingerprint: str) -> Answer:
     if record.fingerprint != fingerprint:
-        raise ConflictError(
-            "this Idempotency-Key was already used with a different request body", code="idempotency_key_reused"
-        )
+        raise _reused("this Idempotency-Key was already used with a different request body")
     return Answer(status_code=record.status_code, body=record.response, replayed=True)
+
+
+def _reused(message: str) -> ConflictError:
+    return ConflictError(message, code="idempotency_key_reused")
+
+
+def _check_claim(claim: IdempotencyKeyClaim | None, endpoint: str, now: datetime) -> None:
+    """409 when another endpoint of the tenant holds the key in the window."""
+    if claim is not None and claim.held_elsewhere(endpoint, now):
+        raise _reused(f"this Idempotency-Key was already used on {claim.endpoint}; a key is unique per account "
+                      "for 24 hours")
+
+
+def _claim(principal: Principal, endpoint: str, key: str, now: datetime) -> IdempotencyKeyClaim:
+    return IdempotencyKeyClaim(tenant_id=principal.tenant_id, key=key, endpoint=endpoint, at=now)
 
 
 def _record(principal: Principal, endpoint: str, key: str, fingerprint: str, status: int, body: dict[str, Any],
@@ -47,7 +62,8 @@ async def save_first_time(calling: Calling, principal: Principal, *, endpoint: s
     conflicts and nothing is saved, and ``None`` tells the caller to go through ``run_once``
     (replay, a body that differs, or an expired key to reuse)."""
     if key is not None:
-        aggregates = [*aggregates, _record(principal, endpoint, key, fingerprint, status, body, now)]
+        aggregates = [*aggregates, _record(principal, endpoint, key, fingerprint, status, body, now),
+                      _claim(principal, endpoint, key, now)]
     try:
         await calling.commit_async(*aggregates)
     except ConflictError:
@@ -69,6 +85,9 @@ def run_once(calling: Calling, principal: Principal, *, endpoint: str, key: str 
         return Answer(status_code=status, body=body)
     now = calling.ports.clock()
     record_id = IdempotencyRecord.create_id(principal.tenant_id, endpoint, key)
+    claim_id = IdempotencyKeyClaim.create_id(principal.tenant_id, key)
+    claim = calling.find(IdempotencyKeyClaim, claim_id)
+    _check_claim(claim, endpoint, now)
     existing = calling.find(IdempotencyRecord, record_id)
     if existing is not None and existing.is_live(now):
         return _replay(existing, fingerprint)
@@ -78,9 +97,16 @@ def run_once(calling: Calling, principal: Principal, *, endpoint: str, key: str 
         record = existing
     else:
         record = _record(principal, endpoint, key, fingerprint, status, body, now)
+    claimed: list[Aggregate] = []  # a live claim is this endpoint's already
+    if claim is None:
+        claimed.append(_claim(principal, endpoint, key, now))
+    elif not claim.is_live(now):
+        claim.reclaim(endpoint, now)
+        claimed.append(claim)
     try:
-        calling.commit(*aggregates, record)
+        calling.commit(*aggregates, record, *claimed)
     except ConflictError:
+        _check_claim(calling.find(IdempotencyKeyClaim, claim_id), endpoint, now)  # another endpoint won it
         winner = calling.find(IdempotencyRecord, record_id)
         if winner is None:
             raise

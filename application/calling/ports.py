@@ -24,6 +24,9 @@ class CallBrief:
     inbound: bool = False  # the other party called the number (the callee is the caller)
     persona: str | None = None  # how the agent comes across (an inbound number's ``persona``)
     flow: Mapping[str, Any] | None = None  # a flow's published version: {graph, system_prompt, tools, ...}
+    # A flow call back with the agent after a transfer nobody answered: {step, answers}, where the
+    # walk goes on and the answers it had (``Call.transfer_fallback``); None: the flow starts at its start.
+    flow_resume: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +37,8 @@ class AgentTurn:
     transfer: bool = False  # hand the caller over to the number's transfer destinations
     transfer_brief: str = ""  # what the person taking the call should know
     transfer_to: str | None = None  # a destination's label (a flow's transfer step); None: the number's, in order
+    transfer_step: str | None = None  # the flow's transfer step, where a transfer nobody answered may go on
+    flow_answers: Mapping[str, Any] | None = None  # with ``transfer_step``: the flow's answers so far
 
 
 class AgentSession(Protocol):

@@ -57,7 +57,7 @@ def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = Fals
     return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
                      language=call.language, model=model, can_transfer=can_transfer,
                      at=simulated_at(call.mode, call.simulation), inbound=call.direction == "inbound",
-                     persona=call.persona, flow=call.flow)
+                     persona=call.persona, flow=call.flow, flow_resume=call.transfer_fallback)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:

@@ -1,12 +1,17 @@
 """Transferring a live call to a person (SPEC.md ``transfer_call``): point the carrier at the
-transfer instructions, then dial the number's destinations in turn until one answers."""
+transfer instructions, then dial the number's destinations in turn until one answers. When none
+does, the call ends, unless a flow's transfer step has an outgoing edge (SPEC.md Flow): the agent's
+voice socket then opens again and the flow goes on at that edge's step (``Call.transfer_fallback``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
 
 from application import logs
 
+from application.calling import callbacks
 from application.calling.app import Calling
 from application.calling.carrier_reports import TransferLegReport
 from application.calling.instructions import Dial, Hangup, Instruction, Say
@@ -20,10 +25,11 @@ NO_ONE_AVAILABLE = "Sorry, nobody could take the call right now. Goodbye."
 
 
 def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, str]], max_attempts: int,
-                   brief: str) -> bool:
-    """The agent asked to transfer: record it, then point the carrier at the transfer instructions."""
+                   brief: str, *, step: str | None = None, answers: Mapping[str, Any] | None = None) -> bool:
+    """The agent asked to transfer (from a flow's ``step``, with the flow's ``answers`` so far): record
+    it, then point the carrier at the transfer instructions."""
     call = change(calling, call_id, lambda c: c.request_transfer(destinations, max_attempts, brief,
-                                                                  calling.ports.clock()))
+                                                                  calling.ports.clock(), step=step, answers=answers))
     if call is None or call.carrier_sid is None:
         return False
     account = account_of_call(calling, call)
@@ -41,7 +47,8 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
 
 def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport | None) -> list[Instruction]:
     """The transfer callback: the result of the last dialled leg (``leg``) if any, then the next
-    destination, until one answers or the attempts are spent."""
+    destination, until one answers or the attempts are spent; then the call ends, or goes back to
+    the agent at the flow's fallback step."""
     if leg is not None and call.transfer is not None:
         index = len(call.transfer["legs"])
         status = "completed" if leg.answered else leg.status
@@ -52,6 +59,8 @@ def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport |
     if call.transfer["status"] == "completed":
         return [Hangup()]
     following = call.next_transfer_destination()
+    if following is None and call.resuming:
+        return callbacks.voice_instructions(calling, call)
     if following is None:
         return [Say(NO_ONE_AVAILABLE), Hangup()]
     target = call.transfer["destinations"][following]

@@ -19,6 +19,10 @@ from domain.templates.template import TEMPLATE, Template
 
 
 def define_template(calling: Calling, principal: Principal, **fields: Any) -> Template:
+    """A new template; without ``voice_engine`` it takes the workspace default of this moment
+    (the tenant's, else the system's), recorded in its ``Defined`` event (SPEC.md Template)."""
+    if fields.get("voice_engine") is None:
+        fields["voice_engine"] = calling.ports.voice_routing(principal.tenant_id).default_engine
     template = Template.define(tenant_id=principal.tenant_id, by=principal.actor, at=calling.ports.clock(), **fields)
     calling.commit(template)
     return template

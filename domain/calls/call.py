@@ -1,12 +1,9 @@
 """Call aggregate: a call's life from ``Queued`` to ``Completed`` or ``Failed`` (ARCHITECTURE.md §7).
 
-Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``. A terminal call never
-moves again; late or duplicate facts about it are refused by the aggregate. Every event of the call
-is defined here; the commands of live calls are in ``live_commands.py`` (an inbound call's routing
-in ``inbound_commands.py``, a new outbound call's rules in ``queueing.py``), those of a simulated call's
-runner in ``simulated_run.py``, those that settle a call in ``settle_commands.py``, its post-call
-messages in ``sms_commands.py``, the vocabulary and the fixed rules in ``call_rules.py``.
-"""
+Statuses shown: ``queued`` → ``in_progress`` → ``completed`` | ``failed``; a terminal call never
+moves again. Every event of the call is defined here; its commands are in ``live_commands.py``,
+``inbound_commands.py``, ``queueing.py`` (a new call, stored at its own instant),
+``simulated_run.py``, ``settle_commands.py`` and ``sms_commands.py``; the rules in ``call_rules.py``."""
 
 from __future__ import annotations
 
@@ -172,10 +169,15 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
         self.carrier_duration_seconds = duration_seconds
 
     @event("VoiceSessionOpened")
-    def _session_opened(self, transport: str, nonce: str, at: datetime) -> None:
+    def _session_opened(self, transport: str, nonce: str, at: datetime, resumes: bool = False) -> None:
         self.session_transport = transport
         self.session_nonce = nonce
-        self.session_opened_at = at
+        self.session_closed_at = None
+        if resumes:  # the agent is back after a flow's transfer nobody answered: the first opening stays
+            assert self.transfer is not None
+            self.transfer = {**self.transfer, "resumed": True}
+        else:
+            self.session_opened_at = at
 
     @event("VoiceSessionClosed")
     def _session_closed(self, reason: str, at: datetime) -> None:
@@ -183,9 +185,10 @@ class Call(QueueCommands, LiveCallCommands, InboundCommands, SimulatedRunCommand
 
     @event("TransferRequested")
     def _transfer_requested(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
-                            at: datetime) -> None:
+                            at: datetime, step: str | None = None, answers: dict[str, Any] | None = None) -> None:
+        flow = {} if step is None else {"step": step, "answers": dict(answers or {})}  # a flow's step, its answers
         self.transfer = {"destinations": destinations, "max_attempts": max_attempts, "brief": brief, "legs": [],
-                         "status": "requested"}
+                         "status": "requested", **flow}
 
     @event("TransferLegEnded")
     def _transfer_leg_ended(self, index: int, dial_status: str, at: datetime) -> None:

@@ -76,6 +76,11 @@ class VoiceRouting:
     tenant_default: str | None = None
     ab_disabled: bool = False
 
+    @property
+    def default_engine(self) -> str:
+        """The workspace default: the tenant's ``voice_engine_default``, else the system's."""
+        return self.tenant_default or self.defaults.voice_engine_default
+
     def engine_for(self, call_id: str, requested: str | None = None) -> str:
         return choose_engine(call_id, self, requested)
 
@@ -104,5 +109,5 @@ def choose_engine(call_id: str, routing: VoiceRouting, requested: str | None = N
     if requested:
         return requested
     if routing.ab_disabled:
-        return routing.tenant_default or routing.defaults.voice_engine_default
+        return routing.default_engine
     return weighted_engine(ab_point(call_id), routing.defaults.voice_ab_weights)

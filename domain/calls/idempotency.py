@@ -1,5 +1,6 @@
 """Idempotency records (ARCHITECTURE.md §9): per tenant, endpoint and key, 24 h, the original
-answer replayed for the same body and refused for another."""
+answer replayed for the same body and refused for another. A key is unique per tenant in the
+window (SPEC.md Limits): its ``IdempotencyKeyClaim`` names the one endpoint that holds it."""
 
 from __future__ import annotations
 
@@ -58,3 +59,37 @@ class IdempotencyRecord(TenantAggregate):
     @event("Rerecorded")
     def _rerecorded(self, fingerprint: str, status_code: int, response: dict[str, Any], at: datetime) -> None:
         self._apply(fingerprint, status_code, response, at)
+
+
+class IdempotencyKeyClaim(TenantAggregate):
+    """Which endpoint holds a tenant's key in the window: saved with that endpoint's record, so a
+    key used on one endpoint is refused on every other until the window has passed. (Records
+    saved before claims existed have none: only their own endpoint knows them.)"""
+
+    @staticmethod
+    def create_id(tenant_id: str, key: str) -> uuid.UUID:
+        return ids.deterministic("idempotency_key", f"{tenant_id}:{key}")
+
+    @event("Claimed")
+    def __init__(self, tenant_id: str, key: str, endpoint: str, at: datetime) -> None:
+        self.tenant_id = tenant_id
+        self.key = key
+        self._apply(endpoint, at)
+
+    def _apply(self, endpoint: str, at: datetime) -> None:
+        self.endpoint = endpoint
+        self.claimed_at = at
+
+    def is_live(self, now: datetime) -> bool:
+        return now < self.claimed_at + WINDOW
+
+    def held_elsewhere(self, endpoint: str, now: datetime) -> bool:
+        return self.is_live(now) and self.endpoint != endpoint
+
+    def reclaim(self, endpoint: str, now: datetime) -> None:
+        """The window has passed: the key starts a new request, on ``endpoint``."""
+        self._reclaimed(endpoint=endpoint, at=now)
+
+    @event("Reclaimed")
+    def _reclaimed(self, endpoint: str, at: datetime) -> None:
+        self._apply(endpoint, at)

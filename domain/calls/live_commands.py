@@ -8,10 +8,12 @@ an aggregate's events after the class that defines them, and stored events keep 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from domain.calls.call_rules import CARRIER_FAILURES, IN_PROGRESS, MACHINE_ANSWERS, QUEUED, CallStateError, abandon_code
+from domain.flows import walk
 
 if TYPE_CHECKING:
     from domain.calls.call import Call
@@ -34,12 +36,50 @@ class LiveCallCommands(_Base):
         return self.transfer is not None and self.transfer["status"] == "requested"
 
     @property
+    def transfer_fallback(self) -> dict[str, Any] | None:
+        """Where the call's flow goes on after its transfer failed (SPEC.md Flow: a transfer step's
+        one outgoing edge, taken when no destination answered): ``{step, answers}``, the step and
+        the answers the walk had (keypad fields read from their digits, which the transfer request
+        never holds); None when the transfer did not fail, or came from no flow step with such an
+        edge (the failed transfer then ends the call)."""
+        transfer, graph = self.transfer, (self.flow or {}).get("graph")
+        if transfer is None or transfer["status"] != "failed" or transfer.get("step") is None or not graph:
+            return None
+        if not any(node.get("id") == transfer["step"] and node.get("type") == walk.TRANSFER
+                   for node in graph.get("nodes", ())):
+            return None
+        step = walk.next_step(graph, transfer["step"], {})
+        if step is None:
+            return None
+        answers = dict(transfer.get("answers") or {})
+        for name, digits in self.keypad_entries.items():
+            try:
+                value = self.outcome_schema.coerce(name, digits)
+            except KeyError:
+                continue
+            if value is not None:
+                answers[name] = value
+        return {"step": step, "answers": answers}
+
+    @property
+    def resuming(self) -> bool:
+        """A flow's transfer failed and has a fallback step: the agent's next voice session is to
+        open there, and has not yet (while the carrier still holds the line)."""
+        return (not self.is_terminal and self.route_action == "agent" and self.carrier_duration_seconds is None
+                and self.transfer_fallback is not None and not self.transfer.get("resumed"))  # type: ignore[union-attr]
+
+    @property
+    def may_open_session(self) -> bool:
+        """A voice session may open: none has yet, or the call goes on after a failed transfer."""
+        return not self.is_terminal and (self.session_state == "none" or self.resuming)
+
+    @property
     def ready_to_settle(self) -> bool:
         """A live call's outcome is known and no transfer is under way: the agent's voice session
         closed; a voicemail's text arrived; a call its number routed away from the agent
         (inbound_plan.ROUTED_AWAY) is transferred, or was given its closing instructions (message,
         hangup), which end it whether or not the carrier reports the end."""
-        if self.is_terminal or self.transfer_pending:
+        if self.is_terminal or self.transfer_pending or self.resuming:
             return False
         action = self.route_action
         if action == "agent":
@@ -87,26 +127,38 @@ class LiveCallCommands(_Base):
         return True
 
     def open_session(self, transport: str, nonce: str, now: datetime) -> None:
-        """A voice socket presented this call's token: the first one wins, every later one is refused."""
+        """A voice socket presented this call's token: the first one wins, every later one is refused,
+        but for one more after a flow's transfer that nobody answered (``resuming``), with a new token."""
         self._require(IN_PROGRESS)
-        if self.session_opened_at is not None:
+        resumes = self.resuming
+        if self.session_opened_at is not None and not resumes:
             raise CallStateError("a voice session was already opened for this call")
-        self._session_opened(transport=transport, nonce=nonce, at=now)
+        if nonce == self.session_nonce:
+            raise CallStateError("this voice token was already used")
+        self._session_opened(transport=transport, nonce=nonce, at=now, resumes=resumes)
 
-    def close_session(self, reason: str, now: datetime) -> None:
-        if self.session_state != "open":
+    def close_session(self, reason: str, now: datetime, nonce: str | None = None) -> None:
+        """The voice session ended; ``nonce`` (its token's) leaves a later session, opened since, open."""
+        if self.session_state != "open" or (nonce is not None and nonce != self.session_nonce):
             return
         self._session_closed(reason=reason, at=now)
 
     def request_transfer(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
-                         now: datetime) -> None:
+                         now: datetime, *, step: str | None = None, answers: Mapping[str, Any] | None = None) -> None:
+        """Hand the call over; ``step``: the flow's transfer step asking it (``answers``: the walk's
+        answers so far, keypad digits left out: the event never holds them), where a failed
+        transfer may go on. A call is transferred once, and again only after a failed flow transfer
+        brought it back to the agent."""
         self._require(IN_PROGRESS)
-        if self.transfer is not None:
+        if self.transfer is not None and not (self.transfer["status"] == "failed" and self.transfer.get("resumed")):
             raise CallStateError("the call was already transferred")
         if not destinations:
             raise CallStateError("the number has no transfer destinations")
+        kept = None if step is None else {name: value for name, value in (answers or {}).items()
+                                          if name not in self.keypad_entries}
         self._transfer_requested(destinations=[dict(d) for d in destinations[:5]],
-                                 max_attempts=max(1, min(int(max_attempts), 5)), brief=brief[:500], at=now)
+                                 max_attempts=max(1, min(int(max_attempts), 5)), brief=brief[:500], at=now,
+                                 step=step, answers=kept)
 
     def next_transfer_destination(self) -> int | None:
         """Index of the destination to dial next, or None when the attempts are spent."""

@@ -21,6 +21,15 @@ if TYPE_CHECKING:
 
 class QueueCommands:
     @classmethod
+    def _create(cls, event_class: Any, *, id: Any = None, **kwargs: Any) -> Any:  # noqa: A002 - the library's name
+        """The ``Queued`` event is stored at the instant it names (its ``at``, the record's
+        ``created_at``), not at the moment the object was built: the record, its history and
+        ``as_of`` then speak of one instant."""
+        if kwargs.get("timestamp") is None:
+            kwargs["timestamp"] = kwargs.get("at")
+        return super()._create(event_class, id=id, **kwargs)  # type: ignore[misc]
+
+    @classmethod
     def queue(
         cls, *, tenant_id: str, mode: str, to: str, objective: str, outcome_schema: OutcomeSchema | Mapping[str, Any],
         consent_type: str | None, from_number: str | Callable[[], str], voice_engine: str | Callable[[str], str],

@@ -114,9 +114,12 @@ def _normalized(graph: FlowGraph) -> dict[str, Any]:
     outgoing: dict[str, list[dict[str, Any]]] = {node_id: [] for node_id in graph.nodes}
     for edge in graph.edges:
         outgoing[edge["from"]].append(edge)
-    return copy.deepcopy({
+    normalized = {
         "start": graph.start,
         "nodes": [graph.nodes[node_id] for node_id in graph.order],
         "edges": [edge for node_id in graph.order for edge in outgoing[node_id]],
         "clarify_on_uncertainty": graph.clarify_on_uncertainty,
-    })
+    }
+    if graph.keypad is not None:  # only then: a flow without the block compiles as it always has
+        normalized["keypad"] = graph.keypad
+    return copy.deepcopy(normalized)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from domain.calls.outcome_types import DATE, DATETIME, ENUM, INTEGER, NUMBER, Fault, field_type
-from domain.flows.nodes import BRANCH, MESSAGE, QUESTION, TERMINAL_TYPES
+from domain.flows.nodes import BRANCH, END, MESSAGE, QUESTION, TRANSFER
 from domain.flows.problems import GRAPH, FlowProblems, quoted, shown
 from domain.text import unsafe_text
 
@@ -102,7 +102,9 @@ def _checked_value(field: str, op: str, value: Any, type_: str, values: list[str
 
 def check_outgoing(nodes: Mapping[str, dict[str, Any]], edges: Sequence[dict[str, Any]],
                    problems: FlowProblems) -> None:
-    """Each node's outgoing edges against its type, in node order."""
+    """Each node's outgoing edges against its type, in node order: a message or a question has one
+    next step, a branch its conditions and one default, an end none, and a transfer at most one (the
+    step a call takes when no destination answered; without it a failed transfer ends the call)."""
     outgoing: dict[str, list[dict[str, Any]]] = {node_id: [] for node_id in nodes}
     for edge in edges:
         outgoing[edge["from"]].append(edge)
@@ -116,9 +118,17 @@ def check_outgoing(nodes: Mapping[str, dict[str, Any]], edges: Sequence[dict[str
             if len(out) != 1:
                 problems.add(node_id, "next_edge",
                              f"a {type_} node needs exactly one outgoing edge to its next step (it has {len(out)})")
-        elif type_ in TERMINAL_TYPES and out:
+        elif type_ == END and out:
             problems.add(node_id, "edge_from_terminal",
-                         f"a {type_} node ends the flow and cannot have outgoing edges (it has {len(out)})")
+                         f"an end node ends the flow and cannot have outgoing edges (it has {len(out)})")
+        elif type_ == TRANSFER:
+            if conditional:
+                problems.add(node_id, "condition_outside_branch",
+                             "a transfer node's edge cannot carry a when; only a branch chooses between edges")
+            if len(out) > 1:
+                problems.add(node_id, "transfer_fallback_edges",
+                             f"a transfer node has at most one outgoing edge, to the step a call takes when no "
+                             f"destination answered (it has {len(out)}); keep one, or branch after it")
         elif type_ == BRANCH and (not conditional or len(out) - len(conditional) != 1):
             problems.add(node_id, "branch_default_edge",
                          f"a branch needs at least one edge with a when and exactly one default edge without "

@@ -29,6 +29,7 @@ class FlowGraph:
     nodes: dict[str, dict[str, Any]]
     edges: list[dict[str, Any]]
     clarify_on_uncertainty: bool
+    keypad: dict[str, Any] | None  # the block beside the nodes (its valid keys); None when there is none
     order: list[str]  # breadth-first from the start, then the nodes it never reaches in input order
     successors: dict[str, list[str]]
 
@@ -55,10 +56,13 @@ def read_graph(graph_json: Any) -> tuple[FlowGraph | None, FlowProblems]:
     if clarify is not None and not isinstance(clarify, Mapping):
         problems.add(GRAPH, "invalid_graph", "clarify_on_uncertainty must be an object ({} enables it)")
     keypad_defaults: dict[str, Any] = {}
-    if graph_json.get("keypad") is not None:
+    keypad_block: dict[str, Any] | None = None
+    if graph_json.get("keypad") is not None:  # the defaults of every keypad question
         keypad_defaults, faults = keypad.read_block(graph_json["keypad"], "the graph's keypad")
         for fault in faults:
             problems.add(GRAPH, "invalid_keypad", fault)
+        keypad_block = {key: list(value) if isinstance(value, tuple) else value
+                        for key, value in keypad_defaults.items()}
     raw_nodes, raw_edges = _lists(graph_json, problems)
 
     nodes: dict[str, dict[str, Any]] = {}
@@ -91,7 +95,7 @@ def read_graph(graph_json: Any) -> tuple[FlowGraph | None, FlowProblems]:
     successors = paths.adjacency(list(nodes), edges)
     reached = paths.breadth_first(start, successors) if start is not None else []
     seen = set(reached)
-    graph = FlowGraph(start, nodes, edges, isinstance(clarify, Mapping),
+    graph = FlowGraph(start, nodes, edges, isinstance(clarify, Mapping), keypad_block,
                       reached + [node_id for node_id in nodes if node_id not in seen], successors)
     if start is not None:
         _check_paths(graph, reached, problems)

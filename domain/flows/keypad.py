@@ -1,5 +1,7 @@
-"""The ``keypad`` block of a flow (SPEC.md Flow: touch-tone digits, masked by default): the graph's
-defaults and a question's own block, merged into one spec with every key explicit. Pure: stdlib only."""
+"""The ``keypad`` block of a flow (SPEC.md Flow: touch-tone digits, masked by default; ending modes
+``terminator``, ``fixed-length``, ``timeout``): the graph's defaults and a question's own block,
+merged into one spec with every key explicit. ``fixed_length`` is read as ``fixed-length``, and what
+is stored or answered uses the spec's spelling (``respelled_graph``). Pure: stdlib only."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from typing import Any
 
 from domain.flows.problems import quoted
 
-TERMINATOR, FIXED_LENGTH, TIMEOUT = "terminator", "fixed_length", "timeout"
-ENDING_MODES = (TERMINATOR, FIXED_LENGTH, TIMEOUT)
+TERMINATOR, FIXED_LENGTH, TIMEOUT = "terminator", "fixed-length", "timeout"
+ENDING_MODES = (TERMINATOR, FIXED_LENGTH, TIMEOUT)  # as SPEC.md Flow spells them
+ALIASES: Mapping[str, str] = {"fixed_length": FIXED_LENGTH}  # other spellings accepted, read as the spec's
 KEYPAD_KEYS = ("ending_mode", "terminators", "length", "timeout_s", "masked")
 KEYS = "0123456789*#"
 MAX_LENGTH = 32
@@ -42,7 +45,7 @@ def merged(defaults: Mapping[str, Any], own: Mapping[str, Any], where: str) -> t
     if "ending_mode" not in values:
         faults.append(f"{where} needs an ending_mode, one of {', '.join(ENDING_MODES)}")
     elif values["ending_mode"] == FIXED_LENGTH and values["length"] is None:
-        faults.append(f"{where} ends at a fixed_length and needs a length from 1 to {MAX_LENGTH}")
+        faults.append(f"{where} ends at a fixed length ({FIXED_LENGTH}) and needs a length from 1 to {MAX_LENGTH}")
     if faults:
         return None, faults
     spec = {key: values[key] for key in KEYPAD_KEYS}
@@ -51,17 +54,57 @@ def merged(defaults: Mapping[str, Any], own: Mapping[str, Any], where: str) -> t
 
 
 def describe(spec: Mapping[str, Any]) -> str:
-    """How the caller finishes entering digits, for the agent's prompt."""
-    if spec["ending_mode"] == TERMINATOR:
+    """How the caller finishes entering digits, for the agent's prompt (``spec`` as ``merged`` gives
+    it; a flow's defaults over the built-in ones may leave the length unset)."""
+    mode = ending_mode(spec["ending_mode"])
+    if mode == TERMINATOR:
         return "they finish by pressing " + " or ".join(spec["terminators"])
-    if spec["ending_mode"] == FIXED_LENGTH:
-        return f"exactly {spec['length']} digits"
+    if mode == FIXED_LENGTH:
+        return f"exactly {spec['length']} digits" if spec.get("length") else "a set number of digits"
     return f"they finish by pausing {spec['timeout_s']} seconds"
 
 
+def ending_mode(value: Any) -> str | None:
+    """An ending mode in the spec's spelling (an alias read as the mode it names); None when it is none."""
+    mode = ALIASES.get(value, value) if isinstance(value, str) else None
+    return mode if mode in ENDING_MODES else None
+
+
+def respelled_graph(graph: Any) -> Any:
+    """``graph`` (a draft's ``graph_json`` or a compiled graph) with the ``ending_mode`` of its keypad
+    blocks (beside the nodes, and on each node) in the spec's spelling; everything else, valid or
+    not, as it is. A new object; ``graph`` itself is left alone."""
+    if not isinstance(graph, Mapping):
+        return graph
+    respelled = dict(graph)
+    if "keypad" in respelled:
+        respelled["keypad"] = _respelled_block(respelled["keypad"])
+    if isinstance(respelled.get("nodes"), list):
+        respelled["nodes"] = [{**node, "keypad": _respelled_block(node["keypad"])}
+                              if isinstance(node, Mapping) and "keypad" in node else node
+                              for node in respelled["nodes"]]
+    return respelled
+
+
+def respelled_tools(tools: Any) -> Any:
+    """A compiled artifact's ``tools`` with ``collect_digits``' keypad settings in the spec's spelling."""
+    if not isinstance(tools, list):
+        return tools
+    return [{**tool, "fields": {name: _respelled_block(spec) for name, spec in tool["fields"].items()}}
+            if isinstance(tool, Mapping) and isinstance(tool.get("fields"), Mapping) else tool for tool in tools]
+
+
+def _respelled_block(block: Any) -> Any:
+    mode = block.get("ending_mode") if isinstance(block, Mapping) else None
+    if isinstance(mode, str) and mode in ALIASES:
+        return {**block, "ending_mode": ALIASES[mode]}
+    return block
+
+
 def _ending_mode(value: Any) -> tuple[Any, str | None]:
-    if isinstance(value, str) and value in ENDING_MODES:
-        return value, None
+    mode = ending_mode(value)
+    if mode is not None:
+        return mode, None
     return None, f"must be one of {', '.join(ENDING_MODES)}"
 
 

@@ -14,6 +14,8 @@ from domain.text import unsafe_text
 
 MESSAGE, QUESTION, BRANCH, TRANSFER, END = "message", "question", "branch", "transfer", "end"
 NODE_TYPES = (MESSAGE, QUESTION, BRANCH, TRANSFER, END)
+# Where a call may end: an end, and a transfer a destination answered (one nobody answered takes the
+# transfer's one outgoing edge when it has it, and ends the call when it has none).
 TERMINAL_TYPES = (TRANSFER, END)
 # The product spec forbids both (SPEC.md Flow: "Snippet and custom-tool nodes are rejected").
 UNSUPPORTED = {"snippet": "snippet_not_supported", "custom_tool": "custom_tool_not_supported"}

@@ -27,9 +27,21 @@ def system_prompt(name: str, graph: Mapping[str, Any]) -> str:
     intro = (f'You are running the call flow "{name}". Follow its steps in order, starting at step '
              f'{graph["start"]}, and only move on to another step when the steps say so.')
     blocks = [intro, *("\n".join(_step(node, outgoing[node["id"]], types)) for node in graph["nodes"])]
+    if graph.get("keypad") is not None:
+        blocks.append(keypad_clause(graph["keypad"]))
     if graph["clarify_on_uncertainty"]:
         blocks.append(CLARIFY)
     return "\n\n".join(blocks)
+
+
+def keypad_clause(defaults: Mapping[str, Any]) -> str:
+    """What a flow's keypad block (beside the nodes) tells the agent: digits may be collected on the
+    keypad, how an entry ends unless a step says otherwise, and never to read them back."""
+    how = ""
+    if "ending_mode" in defaults:
+        how = f"; unless a step says otherwise, {keypad.describe({**keypad.DEFAULTS, **defaults})}"
+    return (f"Answers may be collected as touch-tone digits the caller enters on the phone keypad, at the steps "
+            f"that say so{how}. Never read keyed digits back.")
 
 
 def _step(node: Mapping[str, Any], out: list[dict[str, Any]], types: Mapping[str, str]) -> list[str]:
@@ -48,7 +60,8 @@ def _step(node: Mapping[str, Any], out: list[dict[str, Any]], types: Mapping[str
         lines += [_condition(edge, types) for edge in out if edge["when"] is not None]
         return [*lines, *(f"Otherwise go to step {edge['to']}." for edge in out if edge["when"] is None)]
     if type_ == TRANSFER:
-        return [f"{head} Transfer the caller to {node['destination']} with transfer_call."]
+        lines = [f"{head} Transfer the caller to {node['destination']} with transfer_call."]
+        return [*lines, *(f"If nobody answers, the call comes back to you: go to step {edge['to']}." for edge in out)]
     if type_ == END and node["text"] is not None:
         return [f"{head} Say: {node['text']} then end the call with end_call."]
     return [f"{head} End the call with end_call."]

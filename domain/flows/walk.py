@@ -2,7 +2,9 @@
 given the answers so far. Pure; the scripted agent walks with it, and so may any runtime.
 
 A message or question step has one next step. A branch takes its first conditional edge whose
-condition holds on the answers, else its default edge. ``end`` and ``transfer`` steps end the walk.
+condition holds on the answers, else its default edge. An ``end`` step ends the walk, and so does a
+``transfer`` step a destination answered; when none answered, the walk goes on along the transfer's
+one outgoing edge if it has one (``next_step`` gives it), and ends otherwise.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def condition_holds(condition: Mapping[str, Any], answers: Mapping[str, Any]) ->
 
 
 def next_step(graph: Mapping[str, Any], node_id: str, answers: Mapping[str, Any]) -> str | None:
-    """The step after ``node_id``; None after an end or a transfer."""
+    """The step after ``node_id``; None after an end or a transfer without an edge (after a transfer
+    with one: the step a failed transfer continues at)."""
     edges = [edge for edge in graph["edges"] if edge["from"] == node_id]
     for edge in edges:
         if edge.get("when") is not None and condition_holds(edge["when"], answers):

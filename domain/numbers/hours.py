@@ -45,7 +45,7 @@ def check_hours(value: Any, _: str, problems: list[InputProblem]) -> dict[str, l
     found: dict[str, list[list[str]]] = {}
     for key, windows in value.items():
         if key not in DAYS:
-            problems.append(([key], f"is not a day; days are {', '.join(DAYS)}", "extra_forbidden", windows))
+            problems.append(([key], f"{key} is not a day; days are {', '.join(DAYS)}", "unknown_day", windows))
             continue
         day = _day(key, windows, problems)
         if day is not None:

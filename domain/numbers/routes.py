@@ -80,8 +80,8 @@ def _match(loc: list[str | int], item: Mapping[str, Any], problems: list[InputPr
     before = len(problems)
     for key in match:
         if key not in MATCH_KINDS:
-            problems.append(([*loc, key], "is not a kind of match; use caller_prefix or keypad", "extra_forbidden",
-                             match[key]))
+            problems.append(([*loc, key], f"{key} is not a kind of match; kinds are {' and '.join(MATCH_KINDS)}",
+                             "unknown_match", match[key]))
     kinds = [kind for kind in MATCH_KINDS if kind in match]
     if len(kinds) != 1:
         problems.append((loc, "must have exactly one of caller_prefix and keypad", "match_kind", dict(match)))
@@ -104,7 +104,8 @@ def _destination(loc: list[str | int], label: Any, action: Any, problems: list[I
         problems.append((loc, "is required when the action is transfer: the label of a transfer destination",
                          "missing", None))
     elif action in ROUTE_ACTIONS and action != "transfer" and label is not None:
-        problems.append((loc, f"is only for the transfer action, not {action}", "extra_forbidden", label))
+        problems.append((loc, f"destination is only for the transfer action, not {action}", "destination_not_allowed",
+                         label))
     elif label is not None and (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL):
         problems.append((loc, f"must be the label of a transfer destination: text of 1 to {MAX_LABEL} characters",
                          "label", label))

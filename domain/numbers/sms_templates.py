@@ -5,8 +5,7 @@ A body is text with placeholders in double braces, spaces inside allowed: ``{{ o
 (a field of the number's outcome_schema), ``{{ call.from }}`` (the caller), ``{{ call.to }}`` (the
 number called) and ``{{ number.e164 }}`` (this number). Nothing else may stand in double braces and
 ``{{`` or ``}}`` is refused outside a placeholder, so a rendered body never shows placeholder text;
-values are put in once, never read again as placeholders. Pure: stdlib and the outcome schema.
-"""
+values are put in once, never read again as placeholders. Pure: stdlib and the outcome schema."""
 
 from __future__ import annotations
 
@@ -257,7 +256,9 @@ def _condition(raw: Any, loc: list[str | int], problems: list[InputProblem]) -> 
     elif op in ORDER_OPS and not _is_number(value):
         problems.append(([*loc, "value"], f"op {op} compares numbers: the value must be a number", "float_type", value))
     elif op not in VALUE_OPS and "value" in raw:
-        problems.append(([*loc, "value"], f"op {op} takes no value", "extra_forbidden", value))
+        takes = ", ".join(name for name in OPS if name in VALUE_OPS)
+        problems.append(([*loc, "value"], f"op {op} takes no value; the ops that take one are {takes}",
+                         "value_not_allowed", value))
     if len(problems) > before:
         return None
     return {"field": field, "op": op, **({"value": value} if op in VALUE_OPS else {})}

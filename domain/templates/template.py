@@ -65,7 +65,9 @@ class Template(TenantAggregate):
         self.outcome_schema = outcome_schema
         self.tools = tools
         self.consent_type = consent_type
-        self.voice_engine = voice_engine  # None: the tenant's default (and its A/B routing) at each call
+        # The engine given, or the workspace default when it was defined (application.templates);
+        # None only in templates defined before defaults were recorded: the account's routing at each call.
+        self.voice_engine = voice_engine
         self.language = language
         self.created_by = by
         self.created_at = at

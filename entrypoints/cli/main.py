@@ -238,14 +238,17 @@ def create_admin(
     password: Annotated[str, typer.Option("--password", prompt=True, hide_input=True, confirmation_prompt=True)],
     name: Annotated[Optional[str], typer.Option("--name")] = None,
 ) -> None:
-    """Create an operator account (approved, with admin rights) and print its first API key."""
+    """Create an operator account (approved, with admin rights) and print its first API key (``secret``)."""
     from application.accounts.registration import register
 
     done = _on_accounts(lambda accounts: register(accounts, email=email, password=password, name=name, admin=True,
                                                   by="cli"))
     typer.echo(f"user_id: {done.user.user_id}")
     typer.echo(f"tenant_id: {done.tenant.tenant_id}")
-    typer.echo(f"api_key: {done.key.secret}  (shown once)")
+    typer.echo(f"key_id: {done.key.key_id}")
+    typer.echo(f"prefix: {done.key.aggregate.prefix}")
+    typer.echo(f"secret: {done.key.secret}  (shown once)")
+    typer.echo(f"api_key: {done.key.secret}  (deprecated: the same as secret, printed until the next release)")
 
 
 @admin.command("approve")

@@ -20,7 +20,8 @@ from entrypoints.http.docs import ERROR_REF, METHODS, RATE_HEADERS, error_answer
 
 # A write whose commit lost to a concurrent one on every try (application/boundary.py).
 RACE = "conflict: a concurrent change of the same record won; try again"
-REUSED_KEY = "idempotency_key_reused: this Idempotency-Key was used in the last 24 h with another body"
+REUSED_KEY = ("idempotency_key_reused: this Idempotency-Key was used in the last 24 h with another body, or on "
+              "another endpoint (a key is unique per account)")
 # Login attempts are counted per client address, not per key (SPEC.md Limits).
 ATTEMPTS = "Too many attempts from this address (rate_limited): 10 per 5 minutes; retry after Retry-After seconds"
 

@@ -73,13 +73,13 @@ def test_signup_answers_201_with_ids_status_and_a_key_shown_once(client):
 
     assert response.status_code == 201
     body = response.json()
-    assert set(body) >= {"user_id", "tenant_id", "email", "verification_status", "key_id", "api_key"}
+    assert set(body) >= {"user_id", "tenant_id", "email", "verification_status", "key_id", "secret", "prefix"}
     assert body["email"] == "ada@example.com"
     assert body["verification_status"] == "pending_review"
-    assert re.fullmatch(r"sk_live_[A-Za-z0-9_-]{32}", body["api_key"])
-    listed = client.get("/auth/api-keys", headers=bearer(body["api_key"])).json()["items"]
+    assert re.fullmatch(r"sk_live_[A-Za-z0-9_-]{32}", body["secret"])
+    listed = client.get("/auth/api-keys", headers=bearer(body["secret"])).json()["items"]
     assert [item["key_id"] for item in listed] == [body["key_id"]]
-    assert body["api_key"] not in str(listed)
+    assert body["secret"] not in str(listed)
 
 
 def test_signup_with_an_email_already_taken_in_any_letter_case_is_409(client):

@@ -5,12 +5,16 @@ cursor, masked as the record is; ``GET /v1/calls/{id}?as_of=`` answers the recor
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
+from eventsourcing.application import project_aggregate
+
 from domain.accounts import scopes
+from domain.calls.call import Call
+from entrypoints.http.serializers import call_record_json
 from tests.support.call_requests import LONDON, call_body, error_code, only_problem, problems, wait_until_ended
 from tests.support.setup import Account, new_tenant, scoped_key
 from tests.support.shared_app import app, client, container  # noqa: F401 - fixtures
@@ -187,6 +191,43 @@ def test_as_of_each_event_shows_the_call_as_it_stood_then(client, tenant, comple
     before_outcome = as_of(ended["at"])
     assert before_outcome["status"] == "in_progress" and before_outcome["transcript"] == completed["transcript"]
     assert as_of(events[-1]["at"]) == completed
+
+
+def test_as_of_the_instants_the_record_and_its_history_show(client, container, tenant):
+    """SPEC.md Call: ``created_at`` is the instant the call was queued. The record shows the
+    instant its ``Queued`` event is stored at, so ``as_of=created_at`` (and a millisecond later)
+    answers the queued record, a microsecond before it the 404 of a call not yet made; and
+    ``as_of`` equal to any event's ``at`` answers the record right after that event."""
+    created = client.post("/v1/calls", json=call_body(), headers=tenant.headers)
+    assert created.status_code == 201, created.text
+    call_id = created.json()["call_id"]
+    created_at = datetime.fromisoformat(
+        client.get(f"/v1/calls/{call_id}", headers=tenant.headers).json()["created_at"])
+
+    def as_of(moment: datetime) -> Any:
+        return client.get(f"/v1/calls/{call_id}", params={"as_of": moment.isoformat()}, headers=tenant.headers)
+
+    for moment in (created_at, created_at + timedelta(milliseconds=1)):
+        queued = as_of(moment)
+        assert queued.status_code == 200, (moment, queued.text)
+        assert (queued.json()["status"], queued.json()["created_at"]) == (
+            "queued", created_at.isoformat().replace("+00:00", "Z"))
+    early = as_of(created_at - timedelta(microseconds=1))
+    assert early.status_code == 404 and error_code(early) == "call_not_found"
+
+    record = wait_until_ended(client, tenant.headers, call_id)
+    events = history(client, tenant, call_id)
+    assert events[0]["at"] == record["created_at"]  # one instant: the record's and its first event's
+    stored = [container.calling.mapper.to_domain_event(item)
+              for item in container.calling.recorder.select_events(Call.create_id(call_id))]
+    for event in events:
+        # The record after this event (and after any other event stored at the very same instant).
+        last = max(e["seq"] for e in events if e["at"] == event["at"])
+        expected = project_aggregate(None, [e for e in stored if e.originator_version <= last])
+        answered = as_of(datetime.fromisoformat(event["at"]))
+        assert answered.status_code == 200, (event, answered.text)
+        assert answered.json() == json.loads(call_record_json(expected)), event
+    assert as_of(datetime.fromisoformat(events[-1]["at"])).json() == record
 
 
 def test_as_of_before_the_call_was_created_is_a_404(client, tenant, completed):

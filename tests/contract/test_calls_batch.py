@@ -212,17 +212,33 @@ def test_a_batch_key_reused_with_another_body_is_a_409(client, container):
     assert len(queued_call_ids(container, tenant.tenant_id)) == 1
 
 
-def test_a_key_is_scoped_to_its_endpoint(client, container):
-    # ARCHITECTURE.md §9: the scope is (tenant, endpoint, key).
-    tenant = new_tenant(client, container)
-    single = client.post("/v1/calls", headers={**tenant.headers, "Idempotency-Key": "same"}, json={
-        "to": LONDON, "objective": "Confirm the appointment", "outcome_schema": SCHEMA,
-        "consent_type": "prior_express", "mode": "simulated"})
+def test_a_key_is_unique_per_tenant_whichever_endpoint_used_it(client, container):
+    """SPEC.md Limits: an Idempotency-Key is "unique per tenant in the window", and Errors: reusing
+    it with a different body is a 409. The same key on the other creating endpoint is such a
+    reuse (409 ``idempotency_key_reused``, nothing created), while a retry on the endpoint that
+    used it still answers the stored answer, and another tenant's key of the same name is its own."""
+    tenant, other = new_tenant(client, container), new_tenant(client, container)
+    single_body = {"to": LONDON, "objective": "Confirm the appointment", "outcome_schema": SCHEMA,
+                   "consent_type": "prior_express", "mode": "simulated"}
+    single = client.post("/v1/calls", headers={**tenant.headers, "Idempotency-Key": "same"}, json=single_body)
+    batch = post_batch(client, tenant, batch_body([{"to": LONDON}]), **{"Idempotency-Key": "batch-first"})
+    assert single.status_code == 201 and batch.status_code == 207, (single.text, batch.text)
+    made = sorted(queued_call_ids(container, tenant.tenant_id))
 
-    batch = post_batch(client, tenant, batch_body([{"to": LONDON_2}]), **{"Idempotency-Key": "same"})
+    on_batch = post_batch(client, tenant, batch_body([{"to": LONDON_2}]), **{"Idempotency-Key": "same"})
+    on_single = client.post("/v1/calls", headers={**tenant.headers, "Idempotency-Key": "batch-first"},
+                            json=single_body)
 
-    assert single.status_code == 201 and batch.status_code == 207
-    assert "idempotent-replayed" not in batch.headers
+    for refused in (on_batch, on_single):
+        assert (refused.status_code, error_code(refused)) == (409, "idempotency_key_reused"), refused.text
+    assert sorted(queued_call_ids(container, tenant.tenant_id)) == made
+    replayed = client.post("/v1/calls", headers={**tenant.headers, "Idempotency-Key": "same"}, json=single_body)
+    assert (replayed.status_code, replayed.json()) == (201, single.json())
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    again = post_batch(client, tenant, batch_body([{"to": LONDON}]), **{"Idempotency-Key": "batch-first"})
+    assert (again.status_code, again.json(), again.headers["Idempotent-Replayed"]) == (207, batch.json(), "true")
+    theirs = post_batch(client, other, batch_body([{"to": LONDON_2}]), **{"Idempotency-Key": "same"})
+    assert theirs.status_code == 207 and "idempotent-replayed" not in theirs.headers
 
 
 def test_an_invalid_key_on_a_batch_is_refused(client, account):

@@ -22,6 +22,7 @@ from tests.support.call_requests import (
     ABSENT,
     LONDON,
     NEW_YORK,
+    batch_body,
     call_body,
     error_code,
     only_problem,
@@ -486,6 +487,27 @@ def test_a_key_starts_a_new_call_after_24_hours(isolated):
     assert after.json()["call_id"] != first.json()["call_id"]
     assert after_again.json() == after.json()  # the new call is now the one the key replays
     assert sorted(queued_call_ids(container, tenant.tenant_id)) == sorted([first.json()["call_id"], after.json()["call_id"]])
+
+
+def test_a_key_held_by_another_endpoint_is_free_again_after_24_hours(isolated):
+    """SPEC.md Limits: a key is unique per tenant *in the 24 h window*: the batch refuses a key a
+    single call used (409 as a reuse with another body) until the window has passed, then the key
+    is the batch's, and a single call with it is the one refused."""
+    client, container = isolated
+    tenant = new_tenant(client, container)
+    batch = batch_body([{"to": LONDON}])
+    first = create(client, tenant, call_body(), **{"Idempotency-Key": "moves"})
+
+    container.clock.advance(timedelta(hours=23, minutes=59))
+    within = client.post("/v1/calls/batch", json=batch, headers={**tenant.headers, "Idempotency-Key": "moves"})
+    container.clock.advance(timedelta(minutes=1))
+    after = client.post("/v1/calls/batch", json=batch, headers={**tenant.headers, "Idempotency-Key": "moves"})
+    single = create(client, tenant, call_body(), **{"Idempotency-Key": "moves"})
+
+    assert first.status_code == 201
+    assert (within.status_code, error_code(within)) == (409, "idempotency_key_reused")
+    assert after.status_code == 207 and "idempotent-replayed" not in after.headers, after.text
+    assert (single.status_code, error_code(single)) == (409, "idempotency_key_reused")
 
 
 def test_a_retry_is_replayed_even_when_the_rules_would_now_refuse_the_request(isolated):

@@ -25,7 +25,7 @@ GRAPH: dict[str, Any] = {
          "field_type": "boolean"},
         {"id": "route", "type": "branch"},
         {"id": "pin", "type": "question", "text": "Please enter your 4 digit code.", "field": "pin",
-         "field_type": "string", "keypad": {"ending_mode": "fixed_length", "length": 4}},
+         "field_type": "string", "keypad": {"ending_mode": "fixed-length", "length": 4}},
         {"id": "bye", "type": "end", "text": "See you tomorrow."},
         {"id": "desk", "type": "transfer", "destination": "Front desk"},
     ],
@@ -136,6 +136,27 @@ def test_editing_a_published_draft_keeps_the_published_artifact_until_the_next_p
     assert (v2["published_version"], v2["published"]["version"]) == (2, 2)
     assert "Friday" in v2["published"]["compiled"]["system_prompt"]
     assert "Friday" not in v1["compiled"]["system_prompt"]
+
+
+def test_fixed_length_in_either_spelling_is_stored_and_answered_as_the_spec_spells_it(client, tenant):
+    """SPEC.md Flow: ``keypad`` ``ending_mode`` modes are terminator, fixed-length, timeout.
+    ``fixed_length`` is accepted as an alias; the draft, its preview and its publish show
+    ``fixed-length`` whichever spelling came in."""
+    aliased = copy.deepcopy(GRAPH)
+    aliased["nodes"][3]["keypad"]["ending_mode"] = "fixed_length"
+    aliased["keypad"] = {"ending_mode": "fixed_length", "length": 6}
+    flow = drafted(client, tenant, aliased)
+
+    assert flow["graph_json"]["nodes"][3]["keypad"] == {"ending_mode": "fixed-length", "length": 4}
+    assert flow["graph_json"]["keypad"] == {"ending_mode": "fixed-length", "length": 6}
+    assert client.get(f"/v1/flows/{flow['id']}", headers=tenant.headers).json()["graph_json"] == flow["graph_json"]
+    same = client.patch(f"/v1/flows/{flow['id']}", json={"graph_json": flow["graph_json"]}, headers=tenant.headers)
+    assert same.json()["draft_version"] == 1  # the same draft, spelled the spec's way: nothing changed
+    preview = client.post(f"/v1/flows/{flow['id']}/preview", json={"graph_json": aliased}, headers=tenant.headers)
+    tools = {tool["name"]: tool for tool in preview.json()["compiled"]["tools"]}
+    assert tools["collect_digits"]["fields"]["pin"]["ending_mode"] == "fixed-length"
+    published = client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers).json()
+    assert published["published"]["compiled"] == preview.json()["compiled"]
 
 
 def test_patch_names_what_changes_and_refuses_null(client, tenant):
@@ -252,6 +273,30 @@ def test_a_simulated_call_walks_the_published_flow_keypad_digits_reach_the_outco
     assert record["outcome"] == {"confirmed": True, "pin": "4821"}
     assert "callee: [keypad: ****]" in record["transcript"] and "4821" not in record["transcript"]
     assert record["transcript"].startswith("agent: Hello from Acme Dental. Can you come tomorrow?")
+    assert "agent: See you tomorrow." in record["transcript"]
+
+
+def test_a_simulated_call_runs_a_flow_whose_keypad_block_beside_the_nodes_gives_the_defaults(client, tenant):
+    """SPEC.md Flow, "Optional blocks beside nodes": ``keypad`` collects touch-tone digits. The block
+    is the default of the keypad questions (a question's own key wins) and tells the agent digits
+    may be collected: the published prompt says so (a flow without the block's does not), and a
+    simulated call on the scripted agent still walks it end to end, the digits masked."""
+    graph = copy.deepcopy(GRAPH)
+    graph["nodes"][3]["keypad"] = {"terminators": ["*"]}  # its ending_mode and length from the flow's block
+    graph["keypad"] = {"ending_mode": "fixed-length", "length": 4, "terminators": ["#"]}
+    flow = drafted(client, tenant, graph)
+    published = client.post(f"/v1/flows/{flow['id']}/publish", headers=tenant.headers).json()["published"]["compiled"]
+    without = client.post(f"/v1/flows/{flow['id']}/preview", json={"graph_json": {
+        k: v for k, v in graph.items() if k != "keypad"} | {"nodes": GRAPH["nodes"]}}, headers=tenant.headers).json()
+
+    tools = {tool["name"]: tool for tool in published["tools"]}
+    assert tools["collect_digits"]["fields"]["pin"] == {"ending_mode": "fixed-length", "terminators": ["*"],
+                                                         "length": 4, "timeout_s": 5, "masked": True}
+    assert "digits the caller enters on the phone keypad" in published["system_prompt"]
+    assert "digits the caller enters on the phone keypad" not in without["compiled"]["system_prompt"]
+    record = call_with_flow(client, tenant, flow["id"], {"confirmed": True, "pin": "4821"})
+    assert (record["status"], record["outcome"]) == ("completed", {"confirmed": True, "pin": "4821"}), record
+    assert "callee: [keypad: ****]" in record["transcript"] and "4821" not in record["transcript"]
     assert "agent: See you tomorrow." in record["transcript"]
 
 

@@ -18,15 +18,17 @@ from twilio.request_validator import RequestValidator
 from application.calling import inbound
 from domain import ids
 from domain.numbers.use_cases import ALLOWED
+from domain.wizard.configs import config_for
 from entrypoints.bootstrap.managed import managed_numbering
 from entrypoints.settings import Settings
-from tests.support.call_requests import error_code, only_problem, problems
+from tests.support.call_requests import call_body, error_code, only_problem, problems
 from tests.support.calls import queued_call
 from tests.support.setup import Account, carrier_tenant, new_tenant, scoped_key
 from tests.support.shared_app import NOWHERE, app, client, container, fake  # noqa: F401 - fixtures
 
 MANAGED_SID, MANAGED_TOKEN = "AC" + "5a" * 16, "managed-token-" + "7" * 18
 APP_SETTINGS = {"managed_account_sid": MANAGED_SID, "managed_auth_token": MANAGED_TOKEN}
+DENTAL = "Acme Dental, a family dental practice in Austin, Texas: patients call to book checkups and cleanings."
 _area_codes = itertools.count(201)  # each test buys in area codes of its own (five numbers on sale in each)
 
 
@@ -176,6 +178,31 @@ def test_a_number_bought_but_not_saved_is_released_again(client, container, tena
     assert failed.status_code == 500
     bought_then = [r["phone_number"] for r in fake.market.released if r["phone_number"].startswith(f"+1{area_code}")]
     assert len(bought_then) == 1 and bought_then[0] in fake.market.on_sale(area_code)
+
+
+def test_a_key_another_endpoint_used_buys_nothing(client, tenant, fake, area_code):
+    """SPEC.md Limits: an Idempotency-Key is unique per tenant in the window. A key a call used is
+    refused on POST /v1/numbers, and one POST /v1/numbers used is refused on the wizard's
+    provision and on a call, each a 409 ``idempotency_key_reused`` (as a reuse with another body),
+    before anything is bought."""
+    call = client.post("/v1/calls", json=call_body(), headers={**tenant.headers, "Idempotency-Key": "k-call"})
+    assert call.status_code == 201, call.text
+    before = purchases(fake)
+
+    refused = buy(client, {**tenant.headers, "Idempotency-Key": "k-call"}, area_code)
+
+    assert (refused.status_code, error_code(refused)) == (409, "idempotency_key_reused"), refused.text
+    assert purchases(fake) == before
+    headers = {**tenant.headers, "Idempotency-Key": f"k-number-{area_code}"}
+    number = bought(client, headers, area_code)
+    wizard = client.post("/v1/wizard/provision", headers=headers, json={
+        "business_name": "Acme Dental", "business_description": DENTAL, "area_code": area_code,
+        "config": config_for("dental", DENTAL)})
+    again = client.post("/v1/calls", json=call_body(), headers=headers)
+    for other in (wizard, again):
+        assert (other.status_code, error_code(other)) == (409, "idempotency_key_reused"), other.text
+    assert purchases(fake) == before + 1
+    assert buy(client, headers, area_code).json() == number
 
 
 def test_an_idempotency_key_buys_once_and_replays_the_answer(client, tenant, fake, area_code):

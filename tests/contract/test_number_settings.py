@@ -110,13 +110,50 @@ def test_every_problem_is_reported_at_once(client, tenant_and_number):
     found = {(tuple(p["loc"]), p["type"]) for p in problems(response)}
     assert {(("body", "shoe_size"), "extra_forbidden"),
             (("body", "hours_json", "mon", 1), "window_overlap"),
-            (("body", "hours_json", "funday"), "extra_forbidden"),
+            (("body", "hours_json", "funday"), "unknown_day"),
             (("body", "hours_json", "tue", 0, 0), "time_format"),
             (("body", "routes", 0, "match", "keypad"), "keypad"),
             (("body", "routes", 0, "destination"), "missing"),
             (("body", "routes", 1, "match"), "match_kind"),
             (("body", "routes", 1, "action"), "enum"),
             (("body", "sms_templates", 0, "body"), "unknown_placeholder")} <= found, found
+
+
+def test_a_value_a_setting_does_not_know_has_its_own_type_not_extra_forbidden(client, tenant_and_number):
+    """SPEC.md Validation error: ``{loc, msg, type, input, ctx}``. ``extra_forbidden`` says the
+    resource has no such field, and stays for that; an unknown day of ``hours_json``, an unknown
+    kind of route ``match``, a route ``destination`` an action takes none of and a condition
+    ``value`` an op takes none of are other problems, each with its own type, ``loc`` at the key
+    at fault and a ``msg`` naming it and what is allowed."""
+    tenant, number = tenant_and_number
+    patched(client, tenant, number, transfer_destinations=[DESTINATION])
+    response = patch(
+        client, tenant, number, colour="red",
+        hours_json={"monday": [["09:00", "17:00"]], "tue": [["09:00", "17:00"]]},
+        routes=[{"match": {"dialled": "2"}, "action": "agent"},
+                {"match": {"keypad": "3"}, "action": "voicemail", "destination": "Front desk"},
+                {"match": {"keypad": "4"}, "action": "agent", "priority": 1}],
+        sms_templates=[{**TEMPLATE, "condition": {"field": "callback_requested", "op": "present", "value": True}}],
+    )
+    assert response.status_code == 422, response.text
+    found = {tuple(p["loc"]): p for p in problems(response)}
+
+    expected = {
+        ("body", "colour"): ("extra_forbidden", []),
+        ("body", "routes", 2, "priority"): ("extra_forbidden", []),
+        ("body", "hours_json", "monday"): ("unknown_day", ["monday", "mon", "tue", "wed", "thu", "fri", "sat", "sun"]),
+        ("body", "routes", 0, "match", "dialled"): ("unknown_match", ["dialled", "caller_prefix", "keypad"]),
+        ("body", "routes", 1, "destination"): ("destination_not_allowed", ["voicemail", "transfer"]),
+        ("body", "sms_templates", 0, "condition", "value"): ("value_not_allowed", ["present", "eq"]),
+    }
+    for loc, (kind, named) in expected.items():
+        assert loc in found, (loc, found)
+        problem = found[loc]
+        assert problem["type"] == kind, problem
+        assert all(word in problem["msg"] for word in named), problem
+        assert set(problem) == {"loc", "msg", "type", "input", "ctx"}
+    assert found[("body", "hours_json", "monday")]["input"] == [["09:00", "17:00"]]
+    assert [p["type"] for p in problems(response)].count("extra_forbidden") == 2
 
 
 def test_the_rules_between_fields_see_the_settings_as_they_will_be(client, tenant_and_number):

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from application.accounts import registration
 from domain.accounts import scopes
 from tests.support.call_requests import ABSENT, LONDON, batch_body, call_body, error_code, only_problem, problems
-from tests.support.setup import Account, new_tenant, scoped_key
+from tests.support.setup import PASSWORD, Account, new_tenant, scoped_key
 from tests.support.shared_app import app, client, container  # noqa: F401 - fixtures
 
 SCHEMA = {"confirmed": {"type": "boolean"}, "slot": {"type": "enum", "values": ["am", "pm"], "optional": True}}
@@ -47,7 +48,7 @@ def test_a_template_is_defined_with_every_field_and_read_back(client, tenant):
     assert {k: template[k] for k in BODY} == {**BODY, "outcome_schema": {
         "confirmed": {"type": "boolean", "optional": False},
         "slot": {"type": "enum", "values": ["am", "pm"], "optional": True}}}
-    assert template["voice_engine"] is None and template["created_at"].endswith("Z")
+    assert template["voice_engine"] == "alpha_25" and template["created_at"].endswith("Z")
     assert client.get(f"/v1/templates/{template['id']}", headers=tenant.headers).json() == template
 
 
@@ -59,6 +60,46 @@ def test_only_name_objective_and_outcome_schema_are_required_and_defaults_fill_t
     assert (body["language"], body["tools"], body["consent_type"], body["context"]) == ("en-US", [], None, None)
     missing = client.post("/v1/templates", json={"description": "x"}, headers=tenant.headers)
     assert sorted(p["loc"][-1] for p in problems(missing)) == ["name", "objective", "outcome_schema"]
+
+
+def test_a_template_without_voice_engine_holds_the_workspace_default_of_its_creation(client, container, tenant):
+    """SPEC.md Template: ``voice_engine`` "defaults to the workspace default" (the tenant's
+    ``voice_engine_default``, else the system default). It is fixed when the template is defined:
+    the create answer, the list and the single read show it, a later change of either default
+    leaves the template as it was, and calls made from the template get that engine."""
+    admin = registration.register(container.accounts, email="templates-ops@example.com", password=PASSWORD,
+                                  name=None, admin=True, by="cli")
+    operator = {"Authorization": f"Bearer {admin.key.secret}"}
+    built_in = define(client, tenant, name="Built-in default")  # neither the tenant nor the operator set one
+    try:
+        changed = client.patch("/v1/admin/system-defaults", json={"voice_engine_default": "alpha_31"},
+                               headers=operator)
+        assert changed.status_code == 200, changed.text
+        system = define(client, tenant, name="System default")
+        assert client.patch("/v1/tenants/me", json={"voice_engine_default": "beta_think_fast"},
+                            headers=tenant.headers).status_code == 200
+        workspace = define(client, tenant, name="Workspace default")
+        chosen = define(client, tenant, name="Chosen", voice_engine="alpha_31")
+        assert client.patch("/v1/tenants/me", json={"voice_engine_default": "alpha_25"},
+                            headers=tenant.headers).status_code == 200
+    finally:
+        restored = client.patch("/v1/admin/system-defaults", json={"voice_engine_default": "alpha_25"},
+                                headers=operator)
+        assert restored.status_code == 200, restored.text
+
+    expected = {built_in["id"]: "alpha_25", system["id"]: "alpha_31", workspace["id"]: "beta_think_fast",
+                chosen["id"]: "alpha_31"}
+    assert {t["id"]: t["voice_engine"] for t in (built_in, system, workspace, chosen)} == expected
+    listed = client.get("/v1/templates", params={"limit": 200}, headers=tenant.headers).json()["data"]
+    assert {t["id"]: t["voice_engine"] for t in listed if t["id"] in expected} == expected
+    for template_id, engine in expected.items():
+        read = client.get(f"/v1/templates/{template_id}", headers=tenant.headers).json()
+        assert read["voice_engine"] == engine, read
+
+    created = client.post("/v1/calls", json=call_body(template_id=workspace["id"]), headers=tenant.headers)
+    assert created.status_code == 201, created.text
+    record = client.get(f"/v1/calls/{created.json()['call_id']}", headers=tenant.headers).json()
+    assert (record["template_id"], record["voice_engine"]) == (workspace["id"], "beta_think_fast")
 
 
 @pytest.mark.parametrize("body,loc,kind", [

@@ -187,7 +187,7 @@ def approve_with_cli(env: Mapping[str, str], email: str) -> None:
 def approved_key(server: ServeProcess, email: str) -> str:
     """Sign up ``email`` on the server, approve it with the operator CLI; its initial key's secret."""
     with server.client() as http:
-        secret = signup(http, email)["api_key"]
+        secret = signup(http, email)["secret"]
     approve_with_cli(server.env, email)
     return str(secret)
 

@@ -36,7 +36,7 @@ def server() -> Iterator[ServeProcess]:
 
 def api(server: ServeProcess, account: dict[str, Any]) -> httpx.Client:
     return httpx.Client(base_url=server.base_url, trust_env=False, timeout=30.0,
-                        headers={"Authorization": f"Bearer {account['api_key']}"})
+                        headers={"Authorization": f"Bearer {account['secret']}"})
 
 
 def make_calls(http: httpx.Client, answers: tuple[str, ...]) -> None:

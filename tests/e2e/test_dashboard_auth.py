@@ -70,6 +70,8 @@ def test_signing_up_shows_the_key_once_and_explains_the_pending_review(server, p
     page.get_by_role("button", name="Create the account").click()
     secret = page.get_by_label("Your first API key").input_value()
     assert secret.startswith("sk_")
+    # SPEC.md Resources › API key: the prefix (the first 16 characters) names the key from now on.
+    expect(page.locator("main code").filter(has_text=secret[:16])).to_have_text(f"{secret[:16]}…")
     expect(page.get_by_text("pending review")).to_be_visible()
     shot(page, "signed-up")
     with httpx.Client(base_url=server.base_url, trust_env=False) as http:  # the key is real, and gated
@@ -135,7 +137,7 @@ def test_a_change_without_the_csrf_token_changes_nothing(server, page):
             assert created.status_code == 403, sent
         assert http.get("/app/calls").status_code == 200  # the session was not logged out
     with httpx.Client(base_url=server.base_url, trust_env=False) as api:
-        names = [k.get("name") for k in api.get("/auth/api-keys", headers=bearer(account["api_key"])).json()["data"]]
+        names = [k.get("name") for k in api.get("/auth/api-keys", headers=bearer(account["secret"])).json()["data"]]
     assert "sneaky" not in names
     with app_client(server, None) as http:  # another site cannot log a visitor in to its own account
         forged_login = http.post("/app/login", data={"email": account["email"], "password": account["password"]},
@@ -216,9 +218,9 @@ def test_no_page_carries_an_api_key_and_each_reads_well(server, page):
     contrast) and fits 375 px without scrolling sideways."""
     account = new_account(server)
     with httpx.Client(base_url=server.base_url, trust_env=False) as api:
-        made = api.post("/auth/api-keys", headers=bearer(account["api_key"]), json={"name": "made by api"})
+        made = api.post("/auth/api-keys", headers=bearer(account["secret"]), json={"name": "made by api"})
         assert made.status_code == 201, made.text
-    secrets = [account["api_key"], made.json()["secret"]]
+    secrets = [account["secret"], made.json()["secret"]]
     log_in(page, server, account)
     for key, _label, path in NAV:
         response = page.goto(f"{server.base_url}{path}")
@@ -256,4 +258,4 @@ def test_a_form_sent_after_the_session_ended_is_kept_through_the_login(server, p
     expect(page.get_by_label("Objective")).to_have_value("Confirm the Tuesday delivery slot")
     expect(page.locator("[data-row]").first.get_by_label("Field name")).to_have_value("slot_confirmed")
     with httpx.Client(base_url=server.base_url, trust_env=False) as api:
-        assert api.get("/v1/calls", headers=bearer(account["api_key"])).json()["data"] == []
+        assert api.get("/v1/calls", headers=bearer(account["secret"])).json()["data"] == []

@@ -52,7 +52,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 
 def rest(server: ServeProcess, account: dict[str, Any], method: str, path: str, **options: Any) -> httpx.Response:
-    with httpx.Client(base_url=server.base_url, headers=bearer(account["api_key"]), timeout=30) as http:
+    with httpx.Client(base_url=server.base_url, headers=bearer(account["secret"]), timeout=30) as http:
         return http.request(method, path, **options)
 
 

@@ -45,7 +45,7 @@ def setup() -> Iterator[tuple[ServeProcess, dict[str, Any], str]]:
     server = start(env, port, workdir, 0)
     try:
         account = new_account(server, "config")
-        headers = bearer(account["api_key"])
+        headers = bearer(account["secret"])
         use_carrier(server, headers, fake.add_account(numbers=[(LINE, "Acme line")]), LINE)
         with server.client() as http:
             registered = http.post("/v1/numbers/byo", headers=headers, json={"e164": LINE})
@@ -70,7 +70,7 @@ def page(browser: Browser, setup: tuple[ServeProcess, dict[str, Any], str]) -> I
 def api_get(setup: tuple[ServeProcess, dict[str, Any], str], path: str) -> dict[str, Any]:
     server, account, _ = setup
     with httpx.Client(base_url=server.base_url, timeout=10, trust_env=False) as http:
-        answer = http.get(path, headers=bearer(account["api_key"]))
+        answer = http.get(path, headers=bearer(account["secret"]))
     assert answer.status_code == 200, answer.text
     return answer.json()  # type: ignore[no-any-return]
 

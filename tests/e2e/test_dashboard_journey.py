@@ -48,7 +48,7 @@ def world() -> Iterator[tuple[ServeProcess, FakeTwilio, FakeAccount]]:
 def page(world) -> Iterator[tuple[Page, dict[str, Any]]]:
     server, _fake, carrier_account = world
     account = new_account(server, "journey")
-    use_carrier(server, bearer(account["api_key"]), carrier_account, CALLER)
+    use_carrier(server, bearer(account["secret"]), carrier_account, CALLER)
     with chromium() as browser:
         tab = browser.new_page()
         log_in(tab, server, account)
@@ -85,7 +85,7 @@ def test_a_simulated_call_from_the_form_shows_its_outcome(world, page):
     call_id = CALL_PAGE.search(tab.url).group(1)  # type: ignore[union-attr]
     expect(tab.locator("#call-body")).to_contain_text("completed", timeout=20_000)  # no reload: the page is live
     with httpx.Client(base_url=server.base_url, trust_env=False) as api:
-        record = api.get(f"/v1/calls/{call_id}", headers=bearer(account["api_key"])).json()
+        record = api.get(f"/v1/calls/{call_id}", headers=bearer(account["secret"])).json()
     assert record["status"] == "completed" and record["outcome"], record
     for field, value in record["outcome"].items():  # the page shows the API's outcome, field by field
         shown = "true" if value is True else "false" if value is False else "not found" if value is None else str(value)

@@ -194,7 +194,7 @@ def test_a_webhook_endpoint_created_in_the_browser_and_its_delivery_retried(worl
     expect(page.locator(".notice span[data-until]")).to_have_text(COUNTDOWN)
 
     body = {**call_body(), "simulation": {**call_body()["simulation"], "at": AT}}
-    made = world.api("POST", "/v1/calls", world.account["api_key"], json=body)
+    made = world.api("POST", "/v1/calls", world.account["secret"], json=body)
     assert made.status_code in (200, 201, 202), made.text
     call_id = made.json()["call_id"]
     wait_for(lambda: any(call_id.encode() in r.body for r in hook.received), "the webhook was not delivered")
@@ -227,7 +227,7 @@ def test_a_webhook_endpoint_created_in_the_browser_and_its_delivery_retried(worl
     page.goto(world.url("/app/webhooks"))
     card(page, hook.url).get_by_role("button", name="Disable").click()
     expect(card(page, hook.url).locator(".badge")).to_have_text("disabled")
-    assert world.api("GET", "/v1/webhooks", world.account["api_key"]).json()["data"][0]["active"] is False
+    assert world.api("GET", "/v1/webhooks", world.account["secret"]).json()["data"][0]["active"] is False
     card(page, hook.url).get_by_role("button", name="Enable").click()
     expect(card(page, hook.url).locator(".badge")).to_have_text("active")
 
@@ -284,5 +284,5 @@ def test_the_carrier_form_verifies_and_chooses_a_number_never_echoing_the_token(
     expect(page.locator(".badge").first).to_have_text("verified")
     seen.append(page.content())
     assert all(account.auth_token not in html for html in seen)
-    stored = world.api("GET", "/v1/providers/carrier", world.account["api_key"]).json()
+    stored = world.api("GET", "/v1/providers/carrier", world.account["secret"]).json()
     assert stored == {"status": "verified", "last4": account.auth_token[-4:]}

@@ -52,7 +52,7 @@ def page(browser: Browser, server: ServeProcess, account: dict[str, Any]) -> Ite
 
 def api(server: ServeProcess, account: dict[str, Any], path: str, **params: Any) -> Any:
     with httpx.Client(base_url=server.base_url, transport=httpx.HTTPTransport()) as http:
-        response = http.get(path, headers=bearer(account["api_key"]), params=params)
+        response = http.get(path, headers=bearer(account["secret"]), params=params)
     assert response.status_code == 200, response.text
     return response.json()
 

@@ -302,3 +302,34 @@ def test_a_keypad_step_that_ends_on_silence_takes_the_digits_keyed_before_it(lin
 
     assert (record["status"], record["outcome"]) == ("completed", {"extension": 77}), (record, seen.notes)
     assert "callee: [keypad: **]" in record["transcript"] and "agent: Connecting you, goodbye." in record["transcript"]
+
+
+def test_a_flows_transfer_nobody_answers_goes_on_at_the_step_its_edge_names(line: Line) -> None:
+    """SPEC.md Flow through the fake carrier: a transfer step's one outgoing edge is taken when no
+    destination answered. Sales does not answer; the agent's socket opens again and the flow goes on
+    at the question that takes a message, whose answer reaches the outcome."""
+    graph = {
+        "start": "ask",
+        "nodes": [{"id": "ask", "type": "question", "text": "Is your boiler leaking?", "field": "leaking",
+                   "field_type": "boolean"},
+                  {"id": "desk", "type": "transfer", "destination": "Sales"},
+                  {"id": "note", "type": "question", "text": "Nobody could pick up. What message should we pass on?",
+                   "field": "message", "field_type": "string"},
+                  {"id": "bye", "type": "end", "text": "We will pass it on, goodbye."}],
+        "edges": [{"from": "ask", "to": "desk"}, {"from": "desk", "to": "note"}, {"from": "note", "to": "bye"}],
+    }
+    flow = line.http.post("/v1/flows", headers=line.headers, json={"name": "Messages", "graph_json": graph}).json()
+    assert line.http.post(f"/v1/flows/{flow['id']}/publish", headers=line.headers).status_code == 200
+    line.configure(greeting=None, flow_id=flow["id"])
+
+    seen, record = line.ring("+442071830701", Say("Yes, it is leaking."), Say("Please call me back today."),
+                             transfer_results={SALES: "no-answer"})
+
+    assert seen.dialled == [SALES] and seen.setup is not None, seen.notes
+    assert (record["status"], record["outcome"]) == ("completed", {
+        "leaking": True, "message": "Please call me back today."}), (record, seen.notes)
+    transcript = record["transcript"]
+    assert transcript.index("transfer you") < transcript.index("Nobody could pick up.") < transcript.index(
+        "callee: Please call me back today.") < transcript.index("agent: We will pass it on, goodbye.")
+    assert "Sorry, nobody could take the call" not in said_by_twiml(seen)
+    assert len(line.completed_webhooks(record["call_id"])) == 1

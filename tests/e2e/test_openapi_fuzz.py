@@ -64,7 +64,7 @@ def _admin_key(server: ServeProcess) -> str:
     """An operator's key (all scopes, and the admin routes answer it): ``callwright admin create-admin``."""
     done = run_cli(server.env, "admin", "create-admin", "--email", "fuzz-operator@example.com", "--password", PASSWORD)
     assert done.returncode == 0, done.stderr
-    return next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("api_key:"))
+    return next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("secret:"))
 
 
 def _created(response: httpx.Response) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def test_the_readme_walkthrough_runs_as_written(server: ServeProcess, carrier: F
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
         assert not missing, f"{command}\nmissing {missing} in\n{output}"
         if "/auth/signup" in command:
-            env["KEY"] = json.loads(output)["api_key"]
+            env["KEY"] = json.loads(output)["secret"]
         if command.startswith("export "):
             name, _, value = command[len("export "):].partition("=")
             env[name] = env["KEY"] if value == "$KEY" else value

@@ -67,7 +67,7 @@ def test_readme_walkthrough_and_the_data_survive_a_restart(launch: Launch, workd
     with server.client() as http:
         account = signup(http, "dev@example.com")
         assert account["verification_status"] == "pending_review"
-        key = bearer(account["api_key"])
+        key = bearer(account["secret"])
 
         pending = http.get("/v1/audit-events", headers=key)
         assert pending.status_code == 403
@@ -109,8 +109,11 @@ def test_create_admin_prints_a_key_that_may_use_the_admin_routes(launch: Launch,
         done = run_cli(server.env, "admin", "create-admin", "--email", "ops@example.com", "--password", PASSWORD)
         assert done.returncode == 0, done.stderr
         printed = dict(re.findall(r"^(\w+): (\S+)", done.stdout, flags=re.MULTILINE))
-        assert printed["api_key"].startswith("sk_live_"), done.stdout
-        admin_key = bearer(printed["api_key"])
+        assert printed["secret"].startswith("sk_live_"), done.stdout
+        # As the sign-up answer (SPEC.md Resources › API key): the prefix is the secret's first 16 characters.
+        assert printed["prefix"] == printed["secret"][:16] and printed["key_id"].startswith("key_"), done.stdout
+        assert printed["api_key"] == printed["secret"], done.stdout  # deprecated, for one release
+        admin_key = bearer(printed["secret"])
 
         seen = http.get(f"/v1/admin/users/{user['user_id']}", headers=admin_key)
         assert seen.status_code == 200, seen.text
@@ -123,7 +126,7 @@ def test_create_admin_prints_a_key_that_may_use_the_admin_routes(launch: Launch,
         approved = http.post(f"/v1/admin/users/{user['user_id']}/approve", headers=admin_key)
         assert approved.status_code == 200, approved.text
         assert approved.json()["verification_status"] == "approved"
-        listed = http.get("/v1/audit-events", headers=bearer(user["api_key"]))
+        listed = http.get("/v1/audit-events", headers=bearer(user["secret"]))
         assert listed.status_code == 200, listed.text
 
 
@@ -184,7 +187,7 @@ def test_database_url_switches_to_an_external_postgresql(
         with server.client() as http:
             account = signup(http, email)
             approve_with_cli(server.env, email)
-            listed = http.get("/v1/audit-events", headers=bearer(account["api_key"]))
+            listed = http.get("/v1/audit-events", headers=bearer(account["secret"]))
             assert listed.status_code == 200, listed.text
             assert [item["type"] for item in listed.json()["items"]][:1] == ["tenant.approved"], listed.text
         assert not (data_dir / "pgdata").exists()

@@ -464,7 +464,7 @@ def approved_tenant(topology: Topology, api: Proc, email: str) -> str:
     with client(api) as http:
         response = http.post("/auth/signup", json={"email": email, "password": PASSWORD})
         assert response.status_code == 201, response.text
-        key = str(response.json()["api_key"])
+        key = str(response.json()["secret"])
     done = topology.cli("admin", "approve", email)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{email}: approved", done.stdout

@@ -27,7 +27,7 @@ class Account:
     tenant_id: str
     email: str
     key_id: str
-    api_key: str
+    api_key: str  # the initial key's secret (the sign-up answer's "secret")
 
     @property
     def headers(self) -> dict[str, str]:
@@ -43,7 +43,7 @@ def signup(client: TestClient[Any], email: str | None = None, password: str = PA
     response = client.post("/auth/signup", json={"email": email, "password": password})
     assert response.status_code == 201, response.text
     body = response.json()
-    return Account(body["user_id"], body["tenant_id"], body["email"], body["key_id"], body["api_key"])
+    return Account(body["user_id"], body["tenant_id"], body["email"], body["key_id"], body["secret"])
 
 
 def approve(container: Container, account: Account) -> None:

@@ -1,18 +1,24 @@
 """The flow compiler (SPEC.md Flow: a graph of nodes compiled and frozen at publish): every refusal
 with its code and the node it names, the artifact of a valid graph, required and optional fields,
-keypad defaults (digits masked by default), clarify_on_uncertainty, and deterministic bytes."""
+keypad defaults (digits masked by default; the block beside the nodes recorded and told to the agent;
+``fixed-length`` as the spec spells it, ``fixed_length`` an alias), a transfer's one edge (where a
+call goes when no destination answered), clarify_on_uncertainty, and deterministic bytes."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
 from domain.calls.outcome_schema import compile_schema
+from domain.flows import walk
 from domain.flows.compiler import MAX_NODES, CompiledFlow, FlowProblem, compile_flow
+from domain.flows.flow import Flow
+from tests.support.aggregates import given
 
 
 def order_check() -> dict[str, Any]:
@@ -180,20 +186,76 @@ def test_a_loop_back_to_a_question_keeps_its_field_required():
 
 
 def test_keypad_questions_take_the_graphs_keypad_defaults_and_their_own_values_win():
+    """SPEC.md Flow, "Optional blocks beside nodes": ``keypad``. The block beside the nodes gives
+    every keypad question (a question with a ``keypad`` of its own) the keys it does not set; a key
+    the question sets wins over the flow's default."""
     graph = chain(ask("pin", "pin", "string", keypad={}),
-                  ask("code", "code", "integer", keypad={"ending_mode": "fixed_length", "length": 6, "masked": False}),
+                  ask("code", "code", "integer", keypad={"ending_mode": "fixed-length", "length": 6, "masked": False}),
+                  ask("ext", "ext", "integer", keypad={"timeout_s": 9}),
+                  ask("name", "name", "string"),  # no keypad of its own: asked aloud, the flow's block aside
                   end(),
                   keypad={"ending_mode": "timeout", "timeout_s": 3, "terminators": ["*", "#"]})
     flow = compiled(graph)
     assert flow.tools[-1] == {"name": "collect_digits", "fields": {
-        "code": {"ending_mode": "fixed_length", "terminators": ["*", "#"], "length": 6, "timeout_s": 3,
+        "code": {"ending_mode": "fixed-length", "terminators": ["*", "#"], "length": 6, "timeout_s": 3,
                  "masked": False},
+        "ext": {"ending_mode": "timeout", "terminators": ["*", "#"], "length": None, "timeout_s": 9, "masked": True},
         "pin": {"ending_mode": "timeout", "terminators": ["*", "#"], "length": None, "timeout_s": 3, "masked": True},
     }}
     lines = flow.system_prompt.split("\n")
     assert "The caller enters it on the keypad (they finish by pausing 3 seconds); never read the digits back." in lines
     assert "The caller enters it on the keypad (exactly 6 digits); never read the digits back." in lines
-    assert "keypad" not in flow.graph  # applied to the questions
+    assert "The caller enters it on the keypad (they finish by pausing 9 seconds); never read the digits back." in lines
+    assert flow.graph["nodes"][3]["keypad"] is None
+    assert flow.graph["keypad"] == {"ending_mode": "timeout", "timeout_s": 3, "terminators": ["*", "#"]}
+
+
+def test_fixed_length_is_spelled_as_the_spec_spells_it_and_fixed_length_is_an_alias():
+    """SPEC.md Flow: ``keypad`` ``ending_mode`` modes are terminator, fixed-length, timeout. The spec's
+    spelling compiles (it was refused as invalid_keypad); ``fixed_length`` still does, to the same
+    bytes, and the artifact shows the spec's spelling whichever came in."""
+    def graph(mode: str, **extra: Any) -> dict[str, Any]:
+        return chain(ask("pin", "pin", "string", keypad={"ending_mode": mode, "length": 4}), end(), **extra)
+
+    spec, alias = compiled(graph("fixed-length")), compiled(graph("fixed_length"))
+    assert spec.canonical_bytes() == alias.canonical_bytes()
+    assert spec.tools[-1]["fields"]["pin"]["ending_mode"] == "fixed-length"
+    assert spec.graph["nodes"][0]["keypad"]["ending_mode"] == "fixed-length"
+    assert "The caller enters it on the keypad (exactly 4 digits); never read the digits back." in (
+        spec.system_prompt.split("\n"))
+    beside = [compiled(graph("timeout", keypad={"ending_mode": mode})) for mode in ("fixed-length", "fixed_length")]
+    assert beside[0].canonical_bytes() == beside[1].canonical_bytes()
+    assert beside[0].graph["keypad"] == {"ending_mode": "fixed-length"}
+    assert refused(chain(ask("a", "pin", "string", keypad={"ending_mode": "fixed length", "length": 4}), end())) == [
+        ("a", "invalid_keypad")]
+
+
+def test_a_keypad_block_beside_the_nodes_is_recorded_and_tells_the_agent_digits_may_be_collected():
+    """SPEC.md Flow, "Optional blocks beside nodes": ``keypad`` collects touch-tone digits. The block
+    changes the compiled artifact: the normalized graph records it and the system prompt tells the
+    agent that digits may be collected on the keypad (how an entry ends by default, if it says);
+    a flow without it compiles as before, with no ``keypad`` in its graph."""
+    plain = chain(msg("hi"), ask("pin", "pin", "string", keypad={"ending_mode": "terminator"}), end())
+    without = compiled(plain)
+    with_block = compiled({**plain, "keypad": {"ending_mode": "fixed-length", "length": 6}})
+    bare = compiled({**plain, "keypad": {}})
+
+    assert with_block.canonical_bytes() != without.canonical_bytes()
+    assert with_block.to_json() != without.to_json()  # the frozen columns differ too
+    assert "keypad" not in without.graph and "keypad" not in without.system_prompt.split("\n\n")[-1]
+    assert with_block.graph["keypad"] == {"ending_mode": "fixed-length", "length": 6}
+    assert with_block.system_prompt.split("\n\n")[-1] == (
+        "Answers may be collected as touch-tone digits the caller enters on the phone keypad, at the steps that "
+        "say so; unless a step says otherwise, exactly 6 digits. Never read keyed digits back.")
+    assert bare.graph["keypad"] == {} and bare.system_prompt.split("\n\n")[-1] == (
+        "Answers may be collected as touch-tone digits the caller enters on the phone keypad, at the steps that "
+        "say so. Never read keyed digits back.")
+    pin = with_block.tools[-1]["fields"]["pin"]  # its own ending_mode wins; the length is the flow's
+    assert (pin["ending_mode"], pin["length"]) == ("terminator", 6)
+    clarified = compiled({**plain, "keypad": {}, "clarify_on_uncertainty": {}})
+    assert clarified.system_prompt.split("\n\n")[-2:] == [bare.system_prompt.split("\n\n")[-1],
+                                                           "If you did not understand an answer or are unsure of "
+                                                           "it, ask the caller to repeat it instead of guessing."]
 
 
 def test_a_flow_without_questions_collects_nothing_and_ends_without_words():
@@ -362,10 +424,45 @@ def test_a_when_on_a_message_edge_is_a_condition_outside_a_branch():
     assert refused(graph) == [("a", "condition_outside_branch")]
 
 
-@pytest.mark.parametrize("terminal", [end("t"), {"id": "t", "type": "transfer", "destination": "Desk"}])
-def test_an_end_or_transfer_has_no_outgoing_edge(terminal):
-    graph = chain(msg("a"), terminal, end())
+def test_an_end_has_no_outgoing_edge():
+    graph = chain(msg("a"), end("t"), end())
     assert refused(graph) == [("t", "edge_from_terminal")]
+
+
+def transfer(node_id: str = "desk", destination: str = "Front desk") -> dict[str, Any]:
+    return {"id": node_id, "type": "transfer", "destination": destination}
+
+
+def test_a_transfer_may_have_one_edge_to_the_step_taken_when_no_destination_answered():
+    """SPEC.md Flow (graph-based conversation logic, compiled at publish): a ``transfer`` node may have
+    one outgoing edge, the step a call takes when no destination answered (here a question that
+    takes a message); it was refused as edge_from_terminal. A field asked only after that edge is
+    optional: a transfer that connects ends the call without it."""
+    graph = chain(ask("ok", "confirmed"), transfer(), ask("note", "message", "string"), end())
+    flow = compiled(graph)
+    assert flow.graph["edges"][1] == {"from": "desk", "to": "note", "when": None}
+    assert walk.next_step(flow.graph, "desk", {}) == "note"
+    assert flow.outcome_schema["message"]["optional"] is True and flow.outcome_schema["confirmed"]["optional"] is False
+    assert flow.system_prompt.split("\n\n")[2].split("\n") == [
+        "Step desk (transfer): Transfer the caller to Front desk with transfer_call.",
+        "If nobody answers, the call comes back to you: go to step note."]
+    alone = compiled(chain(ask("ok", "confirmed"), transfer()))  # without the edge: the transfer ends the call
+    assert walk.next_step(alone.graph, "desk", {}) is None
+    assert alone.system_prompt.split("\n")[-1] == "Step desk (transfer): Transfer the caller to Front desk with transfer_call."
+
+
+def test_a_transfer_with_more_than_one_outgoing_edge_is_refused_naming_it():
+    """SPEC.md Flow (the graph compiles at publish, or is refused): more than one edge out of a
+    transfer is its own problem, ``transfer_fallback_edges``, at the transfer node; a ``when`` on
+    its one edge is a condition outside a branch."""
+    graph = chain(ask("ok", "confirmed"), transfer(), ask("note", "message", "string"), end())
+    graph["edges"].append({"from": "desk", "to": "bye"})
+    flow, problems = compile_flow("Order check", graph)
+    assert flow is None and [(p.node_id, p.code) for p in problems] == [("desk", "transfer_fallback_edges")]
+    assert "at most one outgoing edge" in problems[0].message and "(it has 2)" in problems[0].message
+    graph["edges"].pop()
+    graph["edges"][1]["when"] = {"field": "confirmed", "op": "present"}
+    assert refused(graph) == [("desk", "condition_outside_branch")]
 
 
 @pytest.mark.parametrize("edges", [
@@ -463,3 +560,32 @@ def test_every_problem_is_json_with_a_node_id_a_snake_case_code_and_a_message():
         assert isinstance(problem, FlowProblem)
         assert set(problem.to_json()) == {"node_id", "code", "message"}
         assert problem.node_id and re.fullmatch(r"[a-z]+(_[a-z]+)*", problem.code) and len(problem.message) > 10
+
+
+def test_a_flow_stored_before_the_spec_spelling_is_shown_with_it():
+    """SPEC.md Flow: ``ending_mode`` modes are terminator, fixed-length, timeout. Events stored with
+    ``fixed_length`` (a draft, a frozen artifact) replay into a flow that shows ``fixed-length``;
+    a new draft is stored with it."""
+    at = datetime(2026, 11, 25, tzinfo=timezone.utc)
+    old = chain(ask("pin", "pin", "string", keypad={"ending_mode": "fixed_length", "length": 4}), end(),
+                keypad={"ending_mode": "fixed_length"})
+    stored = Flow(tenant_id="ten_" + "0" * 32, flow_id="flw_" + "0" * 32, name="Pins", graph_json=old, by="key_test",
+                  at=at)  # as the Drafted event of an older version held it
+    artifact = compiled(old)
+    frozen = {**artifact.to_json(), "tools": [*artifact.tools[:-1], {"name": "collect_digits", "fields": {
+        "pin": {**artifact.tools[-1]["fields"]["pin"], "ending_mode": "fixed_length"}}}]}
+    stored._published(version=1, draft_version=1, compiled=frozen, graph={**artifact.graph, "nodes": [
+        {**artifact.graph["nodes"][0], "keypad": {**artifact.graph["nodes"][0]["keypad"], "ending_mode": "fixed_length"}},
+        *artifact.graph["nodes"][1:]]}, by="key_test", at=at)
+    events = stored.collect_events()
+    assert events[0].graph_json["keypad"] == {"ending_mode": "fixed_length"}
+
+    flow = given(events).aggregate
+    assert flow.graph_json["keypad"] == {"ending_mode": "fixed-length"}
+    assert flow.graph_json["nodes"][0]["keypad"] == {"ending_mode": "fixed-length", "length": 4}
+    assert flow.published is not None
+    assert flow.published["compiled"]["tools"][-1]["fields"]["pin"]["ending_mode"] == "fixed-length"
+    assert flow.published["graph"]["nodes"][0]["keypad"]["ending_mode"] == "fixed-length"
+    assert old["keypad"] == {"ending_mode": "fixed_length"}  # what came in is left alone
+    new = Flow.draft(tenant_id="ten_" + "0" * 32, name="Pins", graph_json=old, by="key_test", at=at)
+    assert new.collect_events()[0].graph_json["nodes"][0]["keypad"]["ending_mode"] == "fixed-length"

@@ -1,7 +1,7 @@
 """The flow compiler on generated graphs: valid ones (messages and questions leading through branches,
-some looping back, to end and transfer nodes) compile, deterministically, with every node reachable;
-each kind of breakage is refused with its code and a node to blame; nothing an API client can send
-makes it raise."""
+some looping back, to end and transfer nodes, a transfer perhaps leading on to where a call goes when
+no destination answered) compile, deterministically, with every node reachable; each kind of
+breakage is refused with its code and a node to blame; nothing an API client can send makes it raise."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ KEYPADS = st.one_of(
     st.fixed_dictionaries({"ending_mode": st.just("terminator")},
                           optional={"terminators": st.lists(st.sampled_from("0123456789*#"), min_size=1, max_size=3,
                                                             unique=True)}),
-    st.fixed_dictionaries({"ending_mode": st.just("fixed_length"), "length": st.integers(1, 32)}),
+    st.fixed_dictionaries({"ending_mode": st.sampled_from(["fixed-length", "fixed_length"]),
+                           "length": st.integers(1, 32)}),
     st.fixed_dictionaries({"ending_mode": st.just("timeout")},
                           optional={"timeout_s": st.integers(1, 30), "masked": st.booleans()}),
 )
@@ -93,6 +94,8 @@ def valid_graphs(draw: st.DrawFn) -> dict[str, Any]:
             node.update({"field": field, **copy.deepcopy(specs.setdefault(field, draw(field_specs())))})
         if kind == "transfer":
             node["destination"] = draw(LABELS)
+            if draw(st.booleans()):  # where the call goes when no destination answered
+                edges.append({"from": node["id"], "to": follow(here)})
         if kind in ("message", "question"):
             edges.append({"from": node["id"], "to": follow(here)})
         if kind == "branch":
@@ -185,9 +188,12 @@ def drop_default_edge(graph: dict[str, Any], data: st.DataObject) -> str:
 
 
 def leave_a_terminal(graph: dict[str, Any], data: st.DataObject) -> str:
-    terminal = data.draw(st.sampled_from(_of_type(graph, "end", "transfer")))["id"]
-    graph["edges"].append({"from": terminal, "to": graph["start"]})
-    return "edge_from_terminal"
+    terminal = data.draw(st.sampled_from(_of_type(graph, "end", "transfer")))
+    if terminal["type"] == "end":
+        graph["edges"].append({"from": terminal["id"], "to": graph["start"]})
+        return "edge_from_terminal"
+    graph["edges"] += [{"from": terminal["id"], "to": graph["start"]}, {"from": terminal["id"], "to": graph["start"]}]
+    return "transfer_fallback_edges"  # a transfer has at most one edge, to where a failed transfer goes
 
 
 def repeat_a_node(graph: dict[str, Any], data: st.DataObject) -> str:
@@ -289,7 +295,8 @@ SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.tex
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
                                                                                            max_size=4), max_leaves=20)
 KNOWN = st.sampled_from(["a", "b", "c", "message", "question", "branch", "transfer", "end", "snippet", "ok", "pin",
-                         *FIELD_TYPES, "eq", "gt", "present", "terminator", "fixed_length", "timeout", "#", 4, True])
+                         *FIELD_TYPES, "eq", "gt", "present", "terminator", "fixed-length", "fixed_length", "timeout",
+                         "#", 4, True])
 LOOSE = st.one_of(KNOWN, JSON, st.lists(KNOWN, max_size=3))
 NODE_KEYS = ["id", "type", "text", "field", "field_type", "values", "keypad", "destination", "label"]
 NODES = st.dictionaries(st.sampled_from(NODE_KEYS), LOOSE, max_size=7)

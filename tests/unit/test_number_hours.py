@@ -62,7 +62,8 @@ def test_hours_must_be_an_object_of_days(value):
 
 @pytest.mark.parametrize("key", ["Mon", "monday", "holiday", "", 1])
 def test_a_key_that_is_not_a_day_is_refused_at_that_key(key):
-    assert faults({"mon": [["09:00", "17:00"]], key: []}) == [([key], "extra_forbidden")]
+    """Its own type, not extra_forbidden (an unknown field of the number): the issue's item 10."""
+    assert faults({"mon": [["09:00", "17:00"]], key: []}) == [([key], "unknown_day")]
 
 
 @pytest.mark.parametrize("windows", [None, "09:00-17:00", {"start": "09:00"}, 9])
@@ -132,7 +133,7 @@ def test_every_problem_is_reported_at_once():
     result, problems = checked({"mon": [["9:00", "17:00"]], "tue": [["10:00", "09:00"]], "holiday": []})
     assert result is None
     assert [(loc, kind) for loc, _, kind, _ in problems] == [
-        (["mon", 0, 0], "time_format"), (["tue", 0], "window_order"), (["holiday"], "extra_forbidden")]
+        (["mon", 0, 0], "time_format"), (["tue", 0], "window_order"), (["holiday"], "unknown_day")]
 
 
 def test_type_codes_are_snake_case_and_messages_are_sentences():

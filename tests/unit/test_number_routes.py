@@ -65,7 +65,7 @@ def test_a_route_is_an_object(item):
 
 def test_unknown_fields_of_a_route_and_of_its_match_are_refused():
     assert faults([{"match": {"keypad": "1", "when": "always"}, "action": "agent", "priority": 1}]) == [
-        ([0, "priority"], "extra_forbidden"), ([0, "match", "when"], "extra_forbidden")]
+        ([0, "priority"], "extra_forbidden"), ([0, "match", "when"], "unknown_match")]
 
 
 def test_match_and_action_are_required():
@@ -123,7 +123,7 @@ def test_a_transfer_needs_a_destination():
 @pytest.mark.parametrize("action", ["voicemail", "agent"])
 def test_only_a_transfer_has_a_destination(action):
     assert faults([{"match": {"keypad": "1"}, "action": action, "destination": "Sales"}]) == [
-        ([0, "destination"], "extra_forbidden")]
+        ([0, "destination"], "destination_not_allowed")]
 
 
 @pytest.mark.parametrize("label", ["", "   ", "x" * 81, 5, ["Sales"]])
@@ -140,7 +140,7 @@ def test_every_problem_is_reported_at_once():
         {"match": {"keypad": "1"}, "action": "voicemail", "destination": "Sales"},
         {"match": {"keypad": "22"}, "action": "callback"},
     ]
-    assert faults(routes) == [([1, "match", "caller_prefix"], "caller_prefix"), ([2, "destination"], "extra_forbidden"),
+    assert faults(routes) == [([1, "match", "caller_prefix"], "caller_prefix"), ([2, "destination"], "destination_not_allowed"),
                               ([3, "match", "keypad"], "keypad"), ([3, "action"], "enum")]
 
 

@@ -189,8 +189,8 @@ def test_every_op_with_its_value_rule(condition):
 
 @pytest.mark.parametrize(("condition", "expected"), [
     ({"field": "booked", "op": "eq"}, [(["value"], "missing")]),
-    ({"field": "caller_name", "op": "present", "value": "x"}, [(["value"], "extra_forbidden")]),
-    ({"field": "caller_name", "op": "absent", "value": None}, [(["value"], "extra_forbidden")]),
+    ({"field": "caller_name", "op": "present", "value": "x"}, [(["value"], "value_not_allowed")]),
+    ({"field": "caller_name", "op": "absent", "value": None}, [(["value"], "value_not_allowed")]),
     ({"field": "total", "op": "gt", "value": "10"}, [(["value"], "float_type")]),
     ({"field": "total", "op": "lt", "value": True}, [(["value"], "float_type")]),
     ({"field": "booked", "op": "eq", "value": None}, [(["value"], "condition_value")]),
@@ -474,7 +474,7 @@ BREAKS = [  # one fault each: (the broken part of a template, where the problem 
     ({"name": ""}, ["name"], "string_too_short"), ({"body": "{{ call.x }}"}, ["body"], "unknown_placeholder"),
     ({"body": "Hi {{"}, ["body"], "malformed_placeholder"), ({"extra": 1}, ["extra"], "extra_forbidden"),
     ({"condition": {"field": "a", "op": "gt", "value": "1"}}, ["condition", "value"], "float_type"),
-    ({"condition": {"field": "a", "op": "present", "value": 1}}, ["condition", "value"], "extra_forbidden"),
+    ({"condition": {"field": "a", "op": "present", "value": 1}}, ["condition", "value"], "value_not_allowed"),
     ({"id": "smt_1"}, ["id"], "template_id"), ({"body": None}, ["body"], "string_type"),
 ]
 

@@ -14,6 +14,7 @@ from callwright_client._async import AsyncSender
 from callwright_client.errors import WaitTimeout
 from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import ApiKey, BatchResult, Call, Flow, Number, Page, Suppression, Template, WebhookEndpoint
+from callwright_client.webhooks import verify_signature
 
 Row = dict[str, Any]
 
@@ -78,6 +79,11 @@ class AsyncNumbers(_Resource):
 
 
 class AsyncWebhooks(_Resource):
+    """``/v1/webhooks``; see ``resources.Webhooks``. ``verify_signature`` is not awaited: it checks a
+    delivery in memory and sends nothing."""
+
+    verify_signature = staticmethod(verify_signature)
+
     async def create(self, url: str, *, idempotency_key: str | None = None, **fields: Any) -> WebhookEndpoint:
         return await self._sender.run(ops.create_webhook(url, fields, idempotency_key))
 

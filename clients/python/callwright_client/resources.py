@@ -13,6 +13,7 @@ from callwright_client._sync import SyncSender
 from callwright_client.errors import WaitTimeout
 from callwright_client.setup_types import Provisioned, PushNotification, PushSubscription, WizardDraft
 from callwright_client.types import ApiKey, BatchResult, Call, Flow, Number, Page, Suppression, Template, WebhookEndpoint
+from callwright_client.webhooks import verify_signature
 
 Row = dict[str, Any]
 
@@ -91,7 +92,12 @@ class Numbers(_Resource):
 
 
 class Webhooks(_Resource):
-    """``/v1/webhooks``: endpoints receiving ``call.completed``, and their deliveries."""
+    """``/v1/webhooks``: endpoints receiving ``call.completed``, and their deliveries.
+
+    ``verify_signature(body, headers, secret)`` checks a delivery an endpoint received: the module
+    function ``callwright_client.verify_signature`` itself, offered here too; it sends nothing."""
+
+    verify_signature = staticmethod(verify_signature)
 
     def create(self, url: str, *, idempotency_key: str | None = None, **fields: Any) -> WebhookEndpoint:
         """Register ``url`` (``description``, ``events``); the answer's ``secret`` is shown only here."""

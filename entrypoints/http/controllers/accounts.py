@@ -58,7 +58,9 @@ class AccountsController(Controller):
             email=done.user.email,
             verification_status=done.tenant.verification_status,
             key_id=done.key.key_id,
-            api_key=done.key.secret,
+            prefix=done.key.aggregate.prefix,
+            secret=done.key.secret,
+            api_key=done.key.secret,  # deprecated: the same as secret, for one release (CHANGELOG.md)
         )
 
     @post("/login", status_code=HTTP_200_OK, sync_to_thread=True, summary="Log in to the dashboard (JWT)")

@@ -30,7 +30,8 @@ _UNAVAILABLE = ResponseSpec(ErrorBody, description="Managed numbers are not enab
 _CARRIER = ResponseSpec(ErrorBody, description="The carrier could not be reached or refused "
                                                "(upstream_unavailable, carrier_refused); nothing was changed")
 CREATE_ERRORS = {403: _FORBIDDEN, 409: ResponseSpec(ErrorBody, description=(
-    "The Idempotency-Key was used with another body (idempotency_key_reused), or the number bought is "
+    "The Idempotency-Key was used with another body or on another endpoint (idempotency_key_reused), or the "
+    "number bought is "
     "registered as another active number (number_taken)")), 502: _CARRIER, 503: _UNAVAILABLE}
 DELETE_ERRORS = {403: _FORBIDDEN, 404: ResponseSpec(ErrorBody, description="No such active number (number_not_found)"),
                  409: ResponseSpec(ErrorBody, description="A bring-your-own number: use DELETE /v1/numbers/byo/{id} "

@@ -90,8 +90,9 @@ class AuthPages(Controller):
             container = request.app.state.container
             cookies.append(session_cookie(request, container, logged_in.body["access_token"],
                                           int(logged_in.body["expires_in"])))
-        return page("signed_up.html", None, status=201, title="Welcome", cookies=cookies, api_key=answer.body["api_key"],
-                    email=answer.body["email"], verification_status=answer.body["verification_status"])
+        return page("signed_up.html", None, status=201, title="Welcome", cookies=cookies, secret=answer.body["secret"],
+                    prefix=answer.body["prefix"], email=answer.body["email"],
+                    verification_status=answer.body["verification_status"])
 
     @get("/forgot-password")
     async def forgot_form(self) -> Page:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
+from litestar.params import KwargDefinition
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 from domain.accounts.user import is_valid_email, normalize_email
@@ -59,12 +60,19 @@ class ResetPasswordRequest(Request):
 
 
 class SignupResponse(msgspec.Struct, kw_only=True):
+    """The account and its first key, answered as ``POST /auth/api-keys`` answers a key: ``secret``
+    (shown this once) and ``prefix`` (its first 16 characters, SPEC.md Resources › API key)."""
+
     user_id: str
     tenant_id: str
     email: str
     verification_status: str
     key_id: str
-    api_key: str
+    prefix: str
+    secret: str
+    api_key: Annotated[str, KwargDefinition(
+        description="Deprecated: the same key as secret, kept for one release (CHANGELOG.md); read secret.",
+        schema_extra={"deprecated": True})]
 
 
 class LoginResponse(msgspec.Struct, kw_only=True):

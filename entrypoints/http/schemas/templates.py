@@ -33,7 +33,8 @@ class TemplateCreateRequest(Strict):
         "The agent tools calls from this template may use, by name"))] = []
     consent_type: Annotated[str, StringConstraints(max_length=64)] | None = None
     voice_engine: Annotated[Literal["alpha_25", "alpha_31"] | None, Field(
-        description="null: the account's default engine (and its A/B routing) at each call")] = None
+        description="Left out: the workspace default engine when the template is defined (the account's "
+                    "voice_engine_default, else the system default), recorded in the template")] = None
     language: Language = "en-US"
 
 
@@ -46,7 +47,9 @@ class TemplateResponse(msgspec.Struct, kw_only=True):
     outcome_schema: dict[str, Any]
     tools: list[dict[str, Any]]
     consent_type: str | None
-    voice_engine: str | None
+    voice_engine: Annotated[str | None, msgspec.Meta(description=(
+        "The engine calls from this template get: the one given, or the workspace default when the "
+        "template was defined (null only on templates defined before defaults were recorded)"))]
     language: str
     created_at: str
     created_by: str
