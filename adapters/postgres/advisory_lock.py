@@ -22,6 +22,8 @@ from contextlib import contextmanager
 import psycopg
 import structlog
 
+from adapters.postgres.database import DatabaseConfig
+
 log = structlog.get_logger(__name__)
 
 # A held lock checks its connection at most this often (a ``SELECT 1``); between checks it is
@@ -129,23 +131,14 @@ class SessionLock:
             self._session._release(self._key, held)
 
 
-class AdvisoryLock(SessionLock):
-    """A lock on a connection of its own (a process that holds only this one)."""
-
-    def __init__(self, conninfo: str, name: str) -> None:
-        super().__init__(LockSession(conninfo), name)
-
-    def release(self) -> None:
-        super().release()
-        self._session.close()
-
-
 @contextmanager
-def schema_lock(conninfo: str, schema: str, *, wait_log_after: float = 2.0) -> Iterator[None]:
-    """Hold the schema's creation lock (blocking) for the block: the first process of a cold start
-    creates the tables while the others wait, then find them made."""
+def schema_lock(database: DatabaseConfig, *, wait_log_after: float = 2.0) -> Iterator[None]:
+    """Hold the creation lock of ``database``'s schema (blocking) for the block: the first process of
+    a cold start creates the tables while the others wait, then find them made. Taken on a
+    connection to ``public``: the schema itself may not exist yet."""
+    schema = database.schema
     key = lock_key(f"schema:{schema}")
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with psycopg.connect(database.with_schema("public").conninfo(), autocommit=True) as conn:
         row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         if not (row and row[0]):
             started = time.monotonic()

@@ -216,7 +216,7 @@ def bootstrap(
     cap_reconnect_backoff()  # eventsourcing's own pools included
     name_connections(role)
     sizes = role.pools(settings.database_max_connections)
-    with schema_lock(database.with_schema("public").conninfo(), database.schema):
+    with schema_lock(database):
         database.ensure_schema()
         cache = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
         container = _container(settings, {**_store_env(database, sizes["events_accounts"]), **cache}, clock=clock,

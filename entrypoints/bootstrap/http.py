@@ -58,7 +58,7 @@ async def serving(container: Container, *, owns_container: bool, start_followers
     })
     appender = AsyncEventAppender(pool, schema=database.schema, table=calling.recorder.events_table_name)
     # CREATE OR REPLACE FUNCTION from processes started at once: one at a time.
-    lock = schema_lock(database.with_schema("public").conninfo(), database.schema)
+    lock = schema_lock(database)
     await asyncio.to_thread(lock.__enter__)
     try:
         await appender.create_function()

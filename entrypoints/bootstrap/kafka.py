@@ -12,11 +12,11 @@ from eventsourcing.postgres import PostgresFactory, PostgresTrackingRecorder
 from adapters.kafka.publisher import KafkaPublisher
 from adapters.kafka.relay import KafkaRelay
 from adapters.kafka.source import KafkaEventSource
-from adapters.postgres.advisory_lock import AdvisoryLock, schema_lock
+from adapters.postgres.advisory_lock import schema_lock
 from adapters.postgres.processed_events import ProcessedEvents
 from entrypoints.bootstrap.containers import Container
 from entrypoints.bootstrap.core import bootstrap
-from entrypoints.bootstrap.followers import ReactorFactory, add_jobs, reactor_factories
+from entrypoints.bootstrap.followers import ReactorFactory, add_jobs, reactor_factories, singleton_lock
 from entrypoints.bootstrap.roles import ROLES, worker_role
 from entrypoints.settings import Settings
 from entrypoints.workers.call_runner import CallRunner
@@ -55,12 +55,11 @@ def relays(container: Container, kafka: KafkaSettings, *, request_timeout_ms: in
                                "PERSISTENCE_MODULE": "eventsourcing.postgres"})
     container.pool_stats["relay"] = factory.datastore.pool.get_stats
     tracking = PostgresTrackingRecorder(factory.datastore, tracking_table_name=RELAY_TRACKING_TABLE)
-    with schema_lock(database.with_schema("public").conninfo(), database.schema):
+    with schema_lock(database):
         tracking.create_table()
     workers = Workers(closers=[factory.close])
     for app in (container.accounts, container.calling):
-        lock = (container.locks.lock(f"kafka_relay:{app.name}:{database.schema}") if container.locks is not None
-                else AdvisoryLock(database.conninfo(), f"kafka_relay:{database.schema}:{app.name}"))
+        lock = singleton_lock(container, f"kafka_relay:{app.name}")
         publisher = KafkaPublisher(kafka.bootstrap, client_id=f"callwright-relay-{app.name.lower()}",
                                    request_timeout_ms=request_timeout_ms)
         relay = KafkaRelay(app, publisher, tracking, topic=kafka.topic(app), partitions=kafka.partitions,
@@ -83,10 +82,10 @@ def kafka_reactors(container: Container, kafka: KafkaSettings, *,
     pool = container.pool
     assert pool is not None
     runner: CallRunner | None = None
+    with schema_lock(database):
+        ProcessedEvents(pool, "").create_table()  # one table, every reactor's rows
     for name, (app, build) in factories.items():
         processed = ProcessedEvents(pool, name)
-        with schema_lock(database.with_schema("public").conninfo(), database.schema):
-            processed.create_table()
         reactor = build(processed)
         if isinstance(reactor, CallRunner):
             runner = reactor

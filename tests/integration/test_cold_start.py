@@ -55,7 +55,7 @@ def test_the_schema_lock_lets_one_creator_in_at_a_time(db: DatabaseConfig) -> No
 
     def creator(name: str) -> Callable[[], None]:
         def run() -> None:
-            with schema_lock(db.conninfo(), db.schema):
+            with schema_lock(db):
                 inside.append(name)
                 if len(inside) > 1:
                     overlaps.append(tuple(inside))
