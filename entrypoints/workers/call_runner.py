@@ -171,7 +171,7 @@ class CallRunner:
         """Take nothing more; hand back the calls waiting here (another runner's resumer takes them
         within seconds) and let the calls under way finish within the grace period."""
         self._stop.set()
-        left = self._simulations.close(timeout=0) if self.leases is not None else []
+        left = self._simulations.stop() if self.leases is not None else []
         if left and self.leases is not None:
             try:
                 self.leases.release(left)

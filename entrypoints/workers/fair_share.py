@@ -86,16 +86,21 @@ class FairShare:
         with self._changed:
             return list(self._known)
 
-    def close(self, timeout: float | None = None) -> list[str]:
-        """Take nothing more and finish the calls under way (for at most ``timeout`` seconds: past
-        it a run is left to its lease); the ones still waiting were never claimed and stay queued.
-        Their keys are returned, to hand them back."""
+    def stop(self) -> list[str]:
+        """Take nothing more; the calls still waiting were never claimed and stay queued. Their
+        keys, to hand them back."""
         with self._changed:
             self._closing = True
             left = list(self._known)
             self._waiting.clear()
             self._known.clear()
             self._changed.notify_all()
+        return left
+
+    def close(self, timeout: float | None = None) -> list[str]:
+        """``stop``, then finish the calls under way (for at most ``timeout`` seconds: past it a run
+        is left to its lease). The keys of the calls that were still waiting."""
+        left = self.stop()
         deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._threads:
             if thread.ident:

@@ -66,6 +66,20 @@ def _runner(pool: ConnectionPool, owner: str, *, grace: float = 5.0) -> CallRunn
                       simulation_workers=1, leases=leases, grace_seconds=grace)
 
 
+def _fed(pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch, owner: str, count: int,
+         grace: float = 5.0) -> tuple[dict[str, object], _Blocked, CallRunner]:
+    """A runner with one worker that ``count`` queued calls reached: one runs (blocked), the rest wait."""
+    calls = {c.call_id: c for c in (queued_call(tenant_id=TENANT) for _ in range(count))}
+    blocked = _Blocked()
+    monkeypatch.setattr(runner, "claim", lambda calling, call_id: calls[call_id])
+    monkeypatch.setattr(runner, "run", blocked.conversation)
+    fed = _runner(pool, owner, grace=grace)
+    for call in calls.values():
+        fed.process_event(call.collect_events()[0], tracking=object())
+    time.sleep(0.2)
+    return calls, blocked, fed
+
+
 def _rows(pool: ConnectionPool) -> dict[str, str]:
     with pool.connection() as conn:
         return dict(conn.execute("SELECT call_id, owner FROM call_run_leases").fetchall())
@@ -89,19 +103,12 @@ def test_the_event_is_marked_processed_only_after_the_lease_is_committed(pool: C
 
 def test_calls_waiting_in_a_runner_that_died_are_taken_by_a_live_one(pool: ConnectionPool,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {c.call_id: c for c in (queued_call(tenant_id=TENANT) for _ in range(4))}
-    blocked = _Blocked()
-    monkeypatch.setattr(runner, "claim", lambda calling, call_id: calls[call_id])
-    monkeypatch.setattr(runner, "run", blocked.conversation)
-    dead = _runner(pool, "dead")
-    for call in calls.values():
-        dead.process_event(call.collect_events()[0], tracking=object())
-    time.sleep(0.2)
+    _calls, blocked, dead = _fed(pool, monkeypatch, "dead", 4)
     assert len(blocked.ran) == 1  # one worker busy, three waiting in memory under leases
     waiting = {call_id for call_id, owner in _rows(pool).items() if owner == "dead"}
     assert len(waiting) == 3
     dead._stop.set()  # it dies: its leases are renewed no more, nothing is handed back,
-    dead._simulations.close(timeout=0)  # and what waited in its memory is gone
+    dead._simulations.stop()  # and what waited in its memory is gone
 
     live = _runner(pool, "live")
     listed = [(call_id, TENANT) for call_id in waiting]  # what the calls list shows queued
@@ -118,14 +125,7 @@ def test_calls_waiting_in_a_runner_that_died_are_taken_by_a_live_one(pool: Conne
 
 def test_a_runner_that_stops_hands_its_waiting_calls_back_at_once(pool: ConnectionPool,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {c.call_id: c for c in (queued_call(tenant_id=TENANT) for _ in range(3))}
-    blocked = _Blocked()
-    monkeypatch.setattr(runner, "claim", lambda calling, call_id: calls[call_id])
-    monkeypatch.setattr(runner, "run", blocked.conversation)
-    stopping = _runner(pool, "stopping", grace=0.2)
-    for call in calls.values():
-        stopping.process_event(call.collect_events()[0], tracking=object())
-    time.sleep(0.2)
+    calls, blocked, stopping = _fed(pool, monkeypatch, "stopping", 3, grace=0.2)
     began = time.monotonic()
     stopping.close()  # the running call is past its grace: left to its own (aggregate) lease
     assert time.monotonic() - began < 2
