@@ -27,8 +27,9 @@ def _add(response: VoiceResponse, instruction: Instruction) -> None:
     elif isinstance(instruction, Dial):
         recording = ({"record": "record-from-answer-dual", "recording_status_callback": instruction.recording_url,
                       "recording_status_callback_event": "completed"} if instruction.recording_url else {})
+        whisper = {"url": instruction.whisper_url, "method": "POST"} if instruction.whisper_url else {}
         response.dial(action=instruction.action_url, method="POST", timeout=instruction.ring_seconds,
-                      **recording).number(instruction.number)
+                      **recording).number(instruction.number, **whisper)
     elif isinstance(instruction, Gather):
         gather = response.gather(input="dtmf", num_digits=1, timeout=instruction.wait_seconds,
                                  action=instruction.action_url, method="POST", action_on_empty_result=True)

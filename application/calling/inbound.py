@@ -175,7 +175,7 @@ def _instructions(calling: Calling, call: Call, number: Number, *, greeted: bool
                 Record(action_url=live.url("voicemail", call.call_id),
                        transcript_url=live.url("voicemail-text", call.call_id)), Hangup()]
     if action == TRANSFER:
-        return transfers.transfer_instructions(calling, call, None)
+        return transfers.transfer_instructions(calling, call, None, dest="0")
     if action == MESSAGE:
         return [Say((number.overflow_message or "").strip() or transfers.NO_ONE_AVAILABLE), Hangup()]
     assert action == HANGUP

@@ -22,6 +22,7 @@ class Dial:
     action_url: str
     ring_seconds: int = 20
     recording_url: str | None = None  # record the bridged call, reporting the recording here
+    whisper_url: str | None = None  # what the person who answers hears before the bridge (the brief)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ from domain.calls.call import Call
 log = logs.get_logger(__name__)
 
 NO_ONE_AVAILABLE = "Sorry, nobody could take the call right now. Goodbye."
+BRIEF_CHARS = 200  # of the agent's brief carried in the signed transfer URLs and whispered
 
 
 def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, str]], max_attempts: int,
@@ -37,7 +38,7 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
         return False
     try:
         ports_of(calling).carrier.redirect(account, call.carrier_sid,
-                                           ports_of(calling).url("transfer", call_id, f"dest=0&brief={quote(brief[:200])}"))
+                                           ports_of(calling).url("transfer", call_id, transfer_query(0, brief)))
     except (CarrierRefusedError, CarrierUnreachableError) as exc:
         log.warning("call.transfer_redirect_failed", call_id=call_id, reason=str(exc))
         change(calling, call_id, lambda c: c.transfer_leg_ended(0, "failed", calling.ports.clock()))
@@ -45,20 +46,36 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
     return True
 
 
-def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport | None) -> list[Instruction]:
-    """The transfer callback: the result of the last dialled leg (``leg``) if any, then the next
-    destination, until one answers or the attempts are spent; then the call ends, or goes back to
-    the agent at the flow's fallback step."""
-    if leg is not None and call.transfer is not None:
-        index = len(call.transfer["legs"])
+def transfer_query(dest: int, brief: str) -> str:
+    """The transfer callback's query (SPEC.md Carrier callbacks): the destination to dial next and the
+    brief whispered to whoever answers; both are inside the URL the carrier signs."""
+    return f"dest={dest}&brief={quote(brief[:BRIEF_CHARS])}"
+
+
+def destination_index(dest: str) -> int | None:
+    """``dest`` as the carrier sent it back: a non-negative index, else None (nothing is dialled)."""
+    text = dest.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 3 else None
+
+
+def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport | None, *, dest: str = "0",
+                          brief: str = "") -> list[Instruction]:
+    """The transfer callback: ``dest`` is the index of the call's destination to dial now (``dest`` - 1
+    is the leg whose result ``leg`` reports, if any), ``brief`` what the person who answers hears
+    before the call is bridged. A ``dest`` past the destinations or the attempts dials nothing: the
+    call ends, or goes back to the agent at the flow's fallback step."""
+    index = destination_index(dest)
+    if index is None:
+        log.warning("call.transfer_dest_invalid", call_id=call.call_id, dest=dest[:20])
+    if leg is not None and call.transfer is not None and index:
         status = "completed" if leg.answered else leg.status
-        changed = change(calling, call.call_id, lambda c: c.transfer_leg_ended(index, status, calling.ports.clock()))
+        changed = change(calling, call.call_id, lambda c: c.transfer_leg_ended(index - 1, status, calling.ports.clock()))
         call = changed or calling.find(Call, Call.create_id(call.call_id)) or call
     if call.transfer is None:
         return [Hangup()]
     if call.transfer["status"] == "completed":
         return [Hangup()]
-    following = call.next_transfer_destination()
+    following = None if index is None else call.transfer_destination(index)
     if following is None and call.resuming:
         return callbacks.voice_instructions(calling, call)
     if following is None:
@@ -68,5 +85,13 @@ def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport |
     # An inbound call its number transferred without the agent is recorded from the bridge (one the
     # agent took is recorded from its voice session: inbound.start_recording).
     recorded = call.record_inbound and call.route_action == "transfer"
-    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, f"dest={following + 1}"),
+    whisper = brief.strip()[:BRIEF_CHARS]
+    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, transfer_query(following + 1, whisper)),
+                 whisper_url=live.url("whisper", call.call_id, f"brief={quote(whisper)}") if whisper else None,
                  recording_url=live.url("recording", call.call_id) if recorded else None)]
+
+
+def whisper_instructions(brief: str) -> list[Instruction]:
+    """What the person who answers a transfer hears before being bridged: the brief, once."""
+    text = brief.strip()[:BRIEF_CHARS]
+    return [Say(text)] if text else []

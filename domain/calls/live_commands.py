@@ -169,6 +169,14 @@ class LiveCallCommands(_Base):
             return None
         return tried
 
+    def transfer_destination(self, index: int) -> int | None:
+        """``index`` when that destination may be dialled now (the transfer is pending and ``index``
+        is inside its destinations and attempts), else None."""
+        if not self.transfer_pending:
+            return None
+        limit = min(self.transfer["max_attempts"], len(self.transfer["destinations"]))  # type: ignore[index]
+        return index if 0 <= index < limit else None
+
     def transfer_leg_ended(self, index: int, dial_status: str, now: datetime) -> bool:
         """One dialled destination answered or not; duplicates of a leg change nothing."""
         if self.is_terminal or not self.transfer_pending or index != len(self.transfer["legs"]):  # type: ignore[index]

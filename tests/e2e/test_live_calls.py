@@ -152,6 +152,8 @@ def test_transfer_goes_to_the_second_destination_when_the_first_fails(live: Live
     assert seen.dialled == [DESK_A, DESK_B], seen.notes
     assert record["status"] == "completed" and "transfer you" in record["transcript"], record
     assert [c.params.get("DialCallStatus") for c in seen.callbacks_of("dial-action")][:2] == ["no-answer", "completed"]
+    # SPEC.md Carrier callbacks, the transfer callback's ``brief``: the person who answers hears it first.
+    assert seen.whispers == [(DESK_B, "The caller asked: Can you transfer me to a person?")], seen.notes
 
 
 def test_an_inbound_call_to_a_configured_number_runs_its_objective(live: Live) -> None:

@@ -76,10 +76,18 @@ class CarrierCallbacks(Controller):
             container.calling, call, container.carrier_edge.read_recording(signed.form)))
 
     @post("/transfer/{call_id:str}", status_code=HTTP_200_OK,
-          summary="Transfer: dial the next destination until one answers (query dest, brief)")
-    async def transfer(self, request: Request, container: Container, call_id: str) -> Response[str]:
+          summary="Transfer: dial destination `dest` (default 0), whispering `brief` to whoever answers")
+    async def transfer(self, request: Request, container: Container, call_id: str,
+                       dest: str = "0", brief: str = "") -> Response[str]:
         return _document(container, await _on_call(request, container, call_id, lambda call, signed: (
-            transfers.transfer_instructions(container.calling, call, container.carrier_edge.read_transfer(signed.form)))))
+            transfers.transfer_instructions(container.calling, call, container.carrier_edge.read_transfer(signed.form),
+                                            dest=dest, brief=brief))))
+
+    @post("/whisper/{call_id:str}", status_code=HTTP_200_OK,
+          summary="A transfer was answered: what the person taking the call hears before the bridge (query brief)")
+    async def whisper(self, request: Request, container: Container, call_id: str, brief: str = "") -> Response[str]:
+        return _document(container, await _on_call(request, container, call_id,
+                                                   lambda call, signed: transfers.whisper_instructions(brief)))
 
     @post("/keypad/{call_id:str}", status_code=HTTP_200_OK,
           summary="The key an inbound caller pressed at the number's keypad menu (Digits)")

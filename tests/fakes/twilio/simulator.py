@@ -122,8 +122,8 @@ class Scenario:
 class Callback:
     """One request the carrier made to the server under test (``status`` None: no HTTP answer)."""
 
-    kind: str  # inbound | status | twiml | amd | action | redirect | dial-action | gather | record | recording
-    #            | transcription
+    kind: str  # inbound | status | twiml | amd | action | redirect | dial-action | whisper | gather | record
+    #            | recording | transcription
     method: str
     url: str
     params: dict[str, str]
@@ -157,6 +157,7 @@ class CallRecord:
     transcript: list[tuple[str, str]] = field(default_factory=list)
     digits: list[str] = field(default_factory=list)  # relay ``sendDigits`` and ``<Play digits>``
     dialled: list[str] = field(default_factory=list)  # ``<Dial>`` destinations, in order
+    whispers: list[tuple[str, str]] = field(default_factory=list)  # (destination, what its ``<Number url>`` said)
     recording_sid: str | None = None
     recording_url: str | None = None
     voicemails: list[dict[str, Any]] = field(default_factory=list)  # <Record> recordings: sid, url, duration, text
@@ -368,11 +369,16 @@ class CallSimulation:
         return self._fetch("action", urljoin(document.url, verb.get("action", "")), verb.get("method", "POST"), params)
 
     def _dial(self, verb: ET.Element, document: _Document) -> _Document | None:
-        numbers = [(n.text or "").strip() for n in verb.iter("Number")] or [(verb.text or "").strip()]
-        numbers = [n for n in numbers if n]
+        nouns = [((n.text or "").strip(), n.get("url")) for n in verb.iter("Number")] or [((verb.text or "").strip(), None)]
+        nouns = [(n, url) for n, url in nouns if n]
+        numbers = [n for n, _ in nouns]
         self.record.dialled.extend(numbers)
         outcomes = [self.scenario.transfer_results.get(n, "completed") for n in numbers]
         status = "completed" if "completed" in outcomes else (outcomes[0] if outcomes else "failed")
+        answered = next(((n, url) for n, url in nouns if self.scenario.transfer_results.get(n, "completed") == "completed"),
+                        None)
+        if answered is not None and answered[1]:
+            self._whisper(answered[0], urljoin(document.url, answered[1]))
         duration = self.scenario.transfer_seconds if status == "completed" else 0
         self._wait(duration if self.scenario.realtime else 0)
         jump = None
@@ -384,6 +390,21 @@ class CallSimulation:
         if status == "completed":
             raise _CallOver("completed")  # the callee talked to the transferee, then hung up
         return jump
+
+    def _whisper(self, number: str, url: str) -> None:
+        """``<Number url>``: the TwiML the answering destination hears before the bridge (its ``<Say>``s)."""
+        params = self._call_params() | {"CallSid": new_sid("CA"), "To": number, "Direction": "outbound-dial"}
+        callback = self._post("whisper", url, "POST", params)
+        if callback.status != 200:
+            self.record.notes.append(f"whisper request failed ({callback.status}): the destination heard nothing")
+            return
+        try:
+            root = ET.fromstring(callback.body)
+        except ET.ParseError as exc:
+            self.record.notes.append(f"whisper TwiML does not parse: {exc}")
+            return
+        for say in root.iter("Say"):
+            self.record.whispers.append((number, (say.text or "").strip()))
 
     def _gather(self, verb: ET.Element, document: _Document) -> _Document | None:
         """``<Gather>`` of DTMF: plays its nested prompts, then takes the caller's ``Press`` (see ``_keys``).
