@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import httpx
 import pytest
@@ -47,8 +48,14 @@ class Live:
             time.sleep(0.05)
 
     def number_id(self, e164: str) -> str:
+        """The number's id, registered (bring your own) when no earlier test did."""
         listed = self.http.get("/v1/numbers", headers=self.headers).json()
-        return next(n["id"] for n in listed if n["e164"] == e164)
+        known = next((n["id"] for n in listed if n["e164"] == e164), None)
+        if known is not None:
+            return known
+        registered = self.http.post("/v1/numbers/byo", headers=self.headers, json={"e164": e164})
+        assert registered.status_code == 201, registered.text
+        return registered.json()["id"]
 
     def finished(self, to: str, index: int = 0):  # type: ignore[no-untyped-def]
         record = self.fake.wait_for_call(to, timeout=10, index=index)
@@ -242,3 +249,39 @@ def test_an_inbound_call_to_a_managed_number_runs_on_the_services_own_account(li
     assert [(m["account_sid"], m["from"], m["body"]) for m in texts] == [
         (MANAGED_SID, number["e164"], "Thanks Alan Turing.")]
 
+
+
+@pytest.mark.parametrize("engine,default", [("alpha_31", "alpha_25"), ("alpha_25", "alpha_31")])
+def test_an_inbound_call_speaks_with_its_numbers_voice_engine(live: Live, engine: str, default: str) -> None:
+    """SPEC.md Number: ``voice_engine`` (settable through PATCH) is the engine of the number's calls,
+    over the tenant's default: alpha_31 streams audio here, alpha_25 speaks over the relay."""
+    number_id = live.number_id(CALLER)
+    tenant = live.http.patch("/v1/tenants/me", headers=live.headers, json={"voice_engine_default": default})
+    assert tenant.status_code == 200, tenant.text
+    patched = live.http.patch(f"/v1/numbers/{number_id}", headers=live.headers, json={
+        "voice_engine": engine, "objective": "Take the caller's name and reason",
+        "outcome_schema": {"caller_name": {"type": "string"}, "reason": {"type": "string"}}})
+    assert patched.status_code == 200 and patched.json()["voice_engine"] == engine, patched.text
+    try:
+        caller = f"+44207183878{engine == 'alpha_31'}"
+        sid = live.fake.place_inbound(live.account, to=CALLER, from_=caller,
+                                      voice_url=f"{live.server.base_url}/webhooks/carrier/inbound",
+                                      scenario=Scenario(turns=[Say("Ada Lovelace"), Say("A broken boiler")]))
+        seen = live.fake.wait_finished(sid, timeout=20)
+        deadline = time.monotonic() + 20
+        while True:
+            page = live.http.get("/v1/calls", params={"direction": "inbound"}, headers=live.headers).json()
+            mine = [c for c in page["data"] if c["from"] == caller and c["status"] in ("completed", "failed")]
+            if mine:
+                break
+            assert time.monotonic() < deadline, (page, live.server.output()[-3000:])
+            time.sleep(0.1)
+        record = live.http.get(f"/v1/calls/{mine[0]['call_id']}", headers=live.headers).json()
+        assert (record["status"], record["voice_engine"]) == ("completed", engine), record
+        assert record["outcome"] == {"caller_name": "Ada Lovelace", "reason": "A broken boiler"}
+        socket = ElementTree.fromstring(seen.twiml[0]).find("Connect")
+        assert socket is not None and socket[0].tag == ("Stream" if engine == "alpha_31" else "ConversationRelay")
+        assert (seen.media_frames > 0) == (engine == "alpha_31"), seen.notes
+    finally:
+        live.http.patch(f"/v1/numbers/{number_id}", headers=live.headers, json={"voice_engine": None})
+        live.http.patch("/v1/tenants/me", headers=live.headers, json={"voice_engine_default": None})
