@@ -11,12 +11,19 @@ Every pool of the service comes from here, so each one:
   up to half a minute more; the capped delay brings it back within about two seconds of the
   database's return.
 
+- shares one wait among all the connections a request takes (``application.wait_budget``): a request
+  that needs a connection from two pools during an outage waits ``wait_seconds`` in all, not twice.
+  psycopg_pool's ``getconn`` (and so eventsourcing's pools, a subclass of it) reads the budget
+  left in the caller's context (``install_wait_budget``); a pool with a connection ready still
+  hands it over when the budget is spent.
+
 ``is_outage`` tells a database that cannot be reached (a refused or lost connection, a pool wait
 that ran out) from every other error, through the chain of causes an exception carries.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import psycopg
@@ -27,6 +34,7 @@ from eventsourcing import persistence
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from adapters.postgres.database import DatabaseConfig
+from application import wait_budget
 
 MAX_RECONNECT_DELAY = 2.0
 
@@ -53,6 +61,32 @@ def cap_reconnect_backoff() -> None:
     psycopg_pool.pool_async.AttemptWithBackoff = CappedBackoff  # type: ignore[misc]
 
 
+_READY_ONLY = 0.001  # a spent budget still takes a connection that is ready (psycopg_pool refuses 0)
+
+
+def budgeted_timeout(timeout: float | None, pool_timeout: float) -> float:
+    """The wait a ``getconn`` may spend: its own (or the pool's), cut to what the budget has left."""
+    return max(_READY_ONLY, wait_budget.remaining(pool_timeout if timeout is None else timeout))
+
+
+def install_wait_budget() -> None:
+    """Make psycopg_pool's pools (sync and async, eventsourcing's included) read the budget.
+    Idempotent; called before any pool is built."""
+    for cls in (ConnectionPool, AsyncConnectionPool):
+        getconn = cls.getconn
+        if getattr(getconn, "__budgeted__", False):
+            continue
+        if cls is ConnectionPool:
+            def budgeted(self: Any, timeout: float | None = None, *, _getconn: Any = getconn) -> Any:
+                return _getconn(self, budgeted_timeout(timeout, self.timeout))
+        else:
+            async def budgeted(self: Any, timeout: float | None = None, *, _getconn: Any = getconn) -> Any:
+                return await _getconn(self, budgeted_timeout(timeout, self.timeout))
+        functools.update_wrapper(budgeted, getconn)
+        budgeted.__budgeted__ = True  # type: ignore[attr-defined]
+        cls.getconn = budgeted  # type: ignore[method-assign]
+
+
 def is_outage(exc: BaseException) -> bool:
     """Whether ``exc``, or an exception it was raised from, says the database cannot be reached."""
     seen: set[int] = set()
@@ -72,6 +106,7 @@ def _options(config: DatabaseConfig, kwargs: dict[str, Any] | None) -> dict[str,
 def sync_pool(config: DatabaseConfig, *, max_size: int, min_size: int = 1, name: str | None = None,
               kwargs: dict[str, Any] | None = None) -> ConnectionPool:
     cap_reconnect_backoff()
+    install_wait_budget()
     return ConnectionPool(config.conninfo(), min_size=min_size, max_size=max_size, open=True, name=name,
                           timeout=config.wait_seconds, kwargs=_options(config, kwargs))
 
@@ -80,5 +115,6 @@ def async_pool(config: DatabaseConfig, *, max_size: int, min_size: int = 1, name
                kwargs: dict[str, Any] | None = None) -> AsyncConnectionPool:
     """Not opened: ``await pool.open()`` on the loop that uses it."""
     cap_reconnect_backoff()
+    install_wait_budget()
     return AsyncConnectionPool(config.conninfo(), min_size=min_size, max_size=max_size, open=False, name=name,
                                timeout=config.wait_seconds, kwargs=_options(config, kwargs))

@@ -22,7 +22,7 @@ from adapters.email.outbox import FileOutboxEmailSender
 from adapters.memory.rate_limiter import MemoryRateLimiter
 from adapters.postgres.advisory_lock import LockSession, schema_lock
 from adapters.postgres.database import DatabaseConfig, start_embedded
-from adapters.postgres.pools import cap_reconnect_backoff, is_outage, sync_pool
+from adapters.postgres.pools import cap_reconnect_backoff, install_wait_budget, is_outage, sync_pool
 from adapters.postgres.greeting_audio import PostgresGreetingAudio
 from adapters.postgres.rate_limiter import PostgresRateLimiter
 from adapters.push.vapid_keys import new_vapid_keys
@@ -214,6 +214,7 @@ def bootstrap(
     role = role or _role_of(projections=projections, reactors=reactors, standby=standby)
     database = database or resolve_database(settings)
     cap_reconnect_backoff()  # eventsourcing's own pools included
+    install_wait_budget()  # likewise: a request's connection waits share one budget
     name_connections(role)
     sizes = role.pools(settings.database_max_connections)
     with schema_lock(database):

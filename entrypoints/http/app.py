@@ -98,7 +98,8 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
     describe_webhooks(app.openapi_schema)
     describe_contract(app.openapi_schema)
     app.state.container = container
-    app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry))
+    app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry),
+                                      wait_seconds=container.settings.database_wait_seconds)
     return app
 
 

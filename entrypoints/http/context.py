@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from contextlib import nullcontext
 from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from application import client_presence
+from application import client_presence, wait_budget
 from entrypoints.http.disconnects import WATCHED, DisconnectWatch
 
 log = structlog.get_logger("callwright.http")
@@ -66,9 +67,13 @@ def _incoming_request_id(scope: dict[str, Any]) -> str | None:
 
 
 class RequestContext:
-    def __init__(self, app: Any, metrics: HttpMetrics) -> None:
+    """``wait_seconds``: what all of a request's waits for database connections may take together
+    (``CALLWRIGHT_DATABASE_WAIT_SECONDS``), so an outage costs a request one wait, then 503."""
+
+    def __init__(self, app: Any, metrics: HttpMetrics, *, wait_seconds: float | None = None) -> None:
         self.app = app
         self.metrics = metrics
+        self.wait_seconds = wait_seconds
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -90,8 +95,10 @@ class RequestContext:
         structlog.contextvars.bind_contextvars(request_id=request_id)
         watch = DisconnectWatch(receive) if scope.get("method") in WATCHED else None
         presence = client_presence.serving(watch) if watch is not None else None
+        budget = wait_budget.budget(self.wait_seconds) if self.wait_seconds is not None else nullcontext()
         try:
-            await self.app(scope, watch.receive if watch is not None else receive, send_with_id)
+            with budget:
+                await self.app(scope, watch.receive if watch is not None else receive, send_with_id)
         finally:
             if watch is not None and presence is not None:
                 client_presence.done(presence)

@@ -1,6 +1,7 @@
 """PostgreSQL goes away under a steady load of keyed creates (issue 13, item 1).
 
-While it is away every create is answered, fast, ``201`` or ``503 database_unavailable`` with
+While it is away every create is answered within one connection wait (``database_wait_seconds``
++ 1 s; issue 30 item 9), ``201`` or ``503 database_unavailable`` with
 ``Retry-After``; ``/readyz`` answers within a second; within 5 s of the database's return the
 service creates again; no acknowledged call is lost and none is created twice; the calls list
 catches up within 10 s."""
@@ -20,6 +21,7 @@ from tests.support.readme import first_call_body
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 UNLIMITED = '{"standard": 1000000}'
+WAIT_SECONDS = 3.0  # CALLWRIGHT_DATABASE_WAIT_SECONDS, the default
 
 
 @pytest.fixture
@@ -39,7 +41,9 @@ def _check_answers(load: Load, stopped: float, back: float) -> None:
     unavailable = [a for a in creates if a.status == 503]
     assert unavailable, "the outage was never seen"
     assert all(a.retry_after and int(a.retry_after) > 0 and a.code == "database_unavailable" for a in unavailable)
-    assert max(a.seconds for a in creates) < 7.5, "a create waited longer than two bounded connection waits"
+    # Issue 30 item 9: every answer within database_wait_seconds (3) + 1 s: one wait per request.
+    slowest = max(creates, key=lambda a: a.seconds)
+    assert slowest.seconds < WAIT_SECONDS + 1.0, f"a create took {slowest.seconds:.2f} s ({slowest.status})"
     assert all(a.status in (200, 503) and a.seconds < 1.0 for a in probes), \
         [(round(a.at - stopped, 2), a.status, round(a.seconds, 2)) for a in probes if a.seconds >= 1.0]
     assert any(a.status == 503 and stopped < a.at < back for a in probes), "/readyz never said not_ready"
