@@ -19,7 +19,7 @@ from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.pricing import PriceTable
 
 if TYPE_CHECKING:
-    from application.calling.live import LivePorts
+    from application.calling.live_ports import LivePorts
 
 
 def no_voice_preferences(_tenant_id: str) -> VoiceRouting:

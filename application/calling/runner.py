@@ -3,7 +3,7 @@
 Simulated calls talk to a simulated callee; no carrier is touched. A conflicting write (a
 cancel, the watchdog, a take-over) ends the run quietly: the call is already someone else's.
 
-The claim is a lease (``domain/calls/simulated_run.py``), renewed as the conversation goes on;
+The claim is a lease (``domain/calls/call.py``), renewed as the conversation goes on;
 a call whose runner stopped is taken over by another (``take_over``) and runs again from its
 start. The conversation's own writes wait out a short database outage (``OUTAGE_PATIENCE``)
 rather than fail the call.

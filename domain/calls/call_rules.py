@@ -4,7 +4,7 @@ answering-machine rule's answers, the carrier failures and their error codes, th
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -40,6 +40,25 @@ CARRIER_FAILURES = {
     "canceled": ("carrier_canceled", "the carrier reported canceled"),
 }
 
+
+# A simulated run (ARCHITECTURE.md §7): a runner that starts a simulated conversation holds the call
+# for LEASE and renews the lease as the conversation goes on. When the runner's process dies (a
+# crash, a kill, a lost machine) the lease runs out within seconds and another runner takes the call
+# over: the conversation starts again from its beginning, since nothing was spoken to anyone. A
+# runner that was only slow and writes after the take-over loses the race (optimistic concurrency).
+LEASE = timedelta(seconds=15)
+# A running conversation renews its lease when this much of it has passed.
+RENEW_AFTER = timedelta(seconds=5)
+
+# An inbound call its number sent to voicemail (docs/numbers.md "Inbound calls"); its text's limit.
+VOICEMAIL = "voicemail"
+MAX_VOICEMAIL_TEXT = 10_000
+
+# Post-call SMS (SPEC.md Number ``sms_templates``): each template of the call's number is sent at most
+# once per call. Sending is claimed on the call first (``SmsClaimed``, a write optimistic concurrency
+# lets only one sender make), then the carrier's answer is recorded (``SmsSent`` or ``SmsFailed``).
+# They follow the terminal event and never move the call's status, as a recording does.
+SENDING, SENT, FAILED_SMS = "sending", "sent", "failed"
 
 # Amounts carry the price table's four decimal places even when nothing was spent.
 NO_COST = Decimal("0.0000")

@@ -34,7 +34,7 @@ from adapters.twilio.carrier import TwilioCarrier
 from application.accounts.app import AccountPorts, Accounts
 from application.accounts.voice import routing_for
 from application.calling.app import Calling, CallingPorts
-from application.calling.live import LivePorts
+from application.calling.live_ports import LivePorts
 from application.calling.ports import AgentBrain, OutcomeExtractor
 from application.commit_path import direct, grouped
 from application.ports import Clock, EmailSender, PasswordHasher

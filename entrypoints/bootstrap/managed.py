@@ -6,7 +6,7 @@ from __future__ import annotations
 import structlog
 
 from adapters.twilio.provisioning import TwilioProvisioner
-from application.calling.live import CALLBACK_PREFIX
+from application.calling.live_ports import CALLBACK_PREFIX
 from application.numbers.provisioning import ManagedNumbering
 from application.providers.ports import AccountAccess
 from entrypoints.settings import Settings

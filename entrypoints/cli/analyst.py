@@ -25,10 +25,10 @@ def analyst_role(
     import psycopg
 
     from entrypoints.bootstrap import resolve_database
-    from entrypoints.cli.main import _existing, _settings
+    from entrypoints.cli.command_settings import command_settings, existing_settings
     from projections.analyst_views import AnalystRoleError, grant_analyst_role
 
-    database = resolve_database(_existing(_settings()))
+    database = resolve_database(existing_settings(command_settings()))
     password = secrets.token_urlsafe(PASSWORD_BYTES)
     try:
         analytics = grant_analyst_role(database.conninfo(), database.schema, name, tenant, password)

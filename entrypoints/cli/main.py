@@ -21,6 +21,7 @@ import typer
 warnings.filterwarnings("ignore", module="platformdirs")
 
 from entrypoints.cli.analyst import analyst_role
+from entrypoints.cli.command_settings import command_settings, existing_settings
 from entrypoints.cli.audit import audit
 from entrypoints.cli.calls import calls
 from entrypoints.cli.keys import keys
@@ -28,7 +29,6 @@ from entrypoints.cli.mcp import mcp
 from entrypoints.cli.numbers import numbers
 from entrypoints.cli.rebuild import rebuild_projection
 from entrypoints.cli.webhooks import webhooks
-from entrypoints.settings import Settings
 
 T = TypeVar("T")
 
@@ -77,23 +77,6 @@ DataDirOpt = Annotated[
 ]
 
 
-def _settings(host: str | None = None, port: int | None = None, data_dir: Path | None = None) -> Settings:
-    return Settings.from_env(host=host, port=port, data_dir=data_dir)
-
-
-def _existing(settings: Settings) -> Settings:
-    """The settings of a command that uses a server's data, not ``serve``: without a database URL
-    the data directory must hold the embedded database already; nothing is created here."""
-    if settings.database_url or (settings.data_dir / "pgdata").is_dir():
-        return settings
-    path = settings.data_dir.resolve()
-    typer.echo(f"error: no callwright data directory at {path} (no embedded database in {path / 'pgdata'}).\n"
-               "Run this command where `callwright serve` keeps its data, or point it there with "
-               "CALLWRIGHT_DATA_DIR=/path/to/var (or set CALLWRIGHT_DATABASE_URL to the server's PostgreSQL).",
-               err=True)
-    raise typer.Exit(1)
-
-
 @app.command()
 @_logged("serve")
 def serve(
@@ -114,7 +97,7 @@ def serve(
     from entrypoints.bootstrap import resolve_database
     from entrypoints.logging import configure, granian_log_config, level_name
 
-    settings = _settings(host, port, data_dir).with_overrides(http_workers=workers, http_followers=followers)
+    settings = command_settings(host, port, data_dir).with_overrides(http_workers=workers, http_followers=followers)
     configure(settings.log_level, settings.log_format)
     import structlog
 
@@ -162,7 +145,7 @@ def worker(
     from entrypoints.logging import configure
     from entrypoints.workers.kafka_mode import KafkaSettings
 
-    settings = _existing(_settings(data_dir=data_dir))
+    settings = existing_settings(command_settings(data_dir=data_dir))
     configure(settings.log_level, settings.log_format)
     kafka = KafkaSettings.from_env()
     container, fed = bootstrap_worker(settings, kafka, projections=projections, reactors=reactors)
@@ -187,13 +170,13 @@ def relay(data_dir: DataDirOpt = None) -> None:
     from entrypoints.logging import configure
     from entrypoints.workers.kafka_mode import KafkaSettings
 
-    settings = _settings(data_dir=data_dir)
+    settings = command_settings(data_dir=data_dir)
     configure(settings.log_level, settings.log_format)
     kafka = KafkaSettings.from_env()
     if kafka is None:
         typer.echo("error: set CALLWRIGHT_KAFKA_BOOTSTRAP (host:port) to relay events to Kafka", err=True)
         raise typer.Exit(2)
-    container, workers = bootstrap_relay(_existing(settings), kafka)
+    container, workers = bootstrap_relay(existing_settings(settings), kafka)
     structlog.get_logger("callwright.relay").info(
         "relay.starting", kafka=kafka.bootstrap,
         topics=[kafka.topic(app) for app in (container.accounts, container.calling)],
@@ -220,7 +203,7 @@ def _on_accounts(command: Callable[[Any], T]) -> T:
     from entrypoints.bootstrap import bootstrap_cli
     from entrypoints.logging import configure
 
-    settings = _existing(_settings())
+    settings = existing_settings(command_settings())
     configure("warning", "console")
     container = bootstrap_cli(settings)
     try:

@@ -16,14 +16,14 @@ def rebuild_projection(
     from entrypoints.bootstrap import bootstrap_cli
     from entrypoints.bootstrap.followers import READ_MODELS
     from entrypoints.bootstrap.rebuild import rebuild
-    from entrypoints.cli.main import _existing, _settings
+    from entrypoints.cli.command_settings import command_settings, existing_settings
     from entrypoints.logging import configure
     from projections.analyst_views import install_analyst_views
 
     if name not in READ_MODELS:
         typer.echo(f"error: no read model {name!r}; there are {', '.join(sorted(READ_MODELS))}", err=True)
         raise typer.Exit(2)
-    settings = _existing(_settings())
+    settings = existing_settings(command_settings())
     configure("warning", "console")
     container = bootstrap_cli(settings)
     database = container.database

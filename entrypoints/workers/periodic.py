@@ -22,7 +22,7 @@ import structlog
 from application.calling.app import Calling
 from application.calling.lifecycle import fail_overdue
 from application.calling.reconcile import reconcile
-from domain.calls.simulated_run import LEASE
+from domain.calls.call_rules import LEASE
 from domain.calls.call_rules import IN_PROGRESS, QUEUED
 from projections.calls_list.overdue import overdue_call_ids, running_live_call_ids, simulated_calls
 

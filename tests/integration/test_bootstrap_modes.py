@@ -12,7 +12,7 @@ import pytest
 from adapters.postgres.database import DatabaseConfig
 from adapters.postgres.rate_limiter import PostgresRateLimiter
 from application.accounts import registration
-from application.calling.live import LivePorts
+from application.calling.live_ports import LivePorts
 from entrypoints.bootstrap import (
     Container,
     bootstrap,

@@ -15,7 +15,7 @@ from application.calling import runner
 from application.errors import ConflictError
 from domain.calls.call import Call
 from domain.calls.call_rules import CALLEE, COMPLETED, IN_PROGRESS
-from domain.calls.simulated_run import LEASE
+from domain.calls.call_rules import LEASE
 from entrypoints.workers.call_runner import CallRunner
 from tests.support.calls import queued_call
 

@@ -1,4 +1,4 @@
-"""A simulated call's claim is a lease (domain/calls/simulated_run.py): held while the runner
+"""A simulated call's claim is a lease (domain/calls/call.py): held while the runner
 renews it, taken over once it has run out, and the conversation then starts again from nothing."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from domain.calls.call import Call
 from domain.calls.call_rules import AGENT, CALLEE, IN_PROGRESS, CallStateError
-from domain.calls.simulated_run import LEASE, RENEW_AFTER
+from domain.calls.call_rules import LEASE, RENEW_AFTER
 from tests.support.aggregates import given
 from tests.support.calls import NOW, OUTCOME, live_call, queued_call, started_call
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from domain.calls.call import Call
-from domain.calls.simulated_run import LEASE
+from domain.calls.call_rules import LEASE
 from domain.calls.call_rules import (
     AGENT,
     CALLEE,

@@ -16,7 +16,7 @@ from adapters.simulated.callee import SimulatedCallee
 from application.calling import runner, turn_log
 from application.calling.app import Calling, CallingPorts
 from application.calling.conversation import LiveConversation
-from application.calling.live import LivePorts
+from application.calling.live_ports import LivePorts
 from domain.calls.call import Call
 from domain.calls.engines import DEFAULT_PROFILES
 from domain.calls.pricing import DEFAULT_PRICES
