@@ -21,7 +21,7 @@ from litestar.serialization import encode_json
 
 from domain.calls.call import Call
 from domain.webhooks.payload import call_completed
-from entrypoints.http.serializers import call_record
+from entrypoints.http.serializers import call_record, call_record_json
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "call_events" / "release_0_1_0.json"
 RECORDED: dict[str, Any] = json.loads(FIXTURE.read_text())["calls"]
@@ -56,6 +56,7 @@ def test_recorded_events_replay_into_the_same_record(container, name):
     call = container.calling.find(Call, events[0].originator_id)
     assert call is not None and call.version == len(events)
     assert _differences(recorded["record"], _json(call_record(call))) == []
+    assert call_record_json(call).decode() == recorded["record_json"]  # byte for byte: the keys' order too
     webhook = _json(call_completed(call)) if call.is_terminal else None
     assert webhook == recorded["webhook"]
     facts = _json({fact: getattr(call, fact) for fact in recorded["facts"]})

@@ -56,6 +56,15 @@ class Call:
     variables: Raw | None = None
     template_id: str | None = None
     flow_id: str | None = None
+    # Every other field of the record too (a test checks them against the OpenAPI document's CallRecord).
+    recording_url: str | None = None
+    voice_id: str | None = None
+    consent_type: str | None = None
+    answered_by: str | None = None
+    outcome_schema: Raw | None = None
+    flow_version: int | None = None
+    routing: Raw | None = None  # an inbound call's {action, reason, destination}
+    sms: list[Raw] | None = None  # post-call messages: {template_id, to, body, status, sent_at}
     raw: Raw = field(default_factory=dict, repr=False)
 
     @property

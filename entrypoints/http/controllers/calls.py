@@ -33,7 +33,7 @@ from entrypoints.http.schemas.call_history import CallEventsPage
 from entrypoints.http.schemas.call_record import BatchAnswer, CallRecord
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest, CallCreated
 from entrypoints.http.schemas.pages import CallsPage
-from entrypoints.http.serializers import call_record, call_record_json
+from entrypoints.http.serializers import call_record_json
 from projections.calls_list.csv_export import csv_lines_async
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
@@ -207,6 +207,6 @@ class CallsController(Controller):
     @post("/{call_id:str}/cancel", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True,
           status_code=HTTP_200_OK, summary="Cancel a call that has not ended (it fails with error_code=cancelled)")
     def cancel(self, container: Container, principal: Principal, call_id: str) -> CallRecord:
-        return call_record(cancel_call(container.calling, principal, call_id))  # type: ignore[return-value]
+        return CallRecord.of(cancel_call(container.calling, principal, call_id))
 
 
