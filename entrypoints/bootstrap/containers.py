@@ -32,7 +32,7 @@ from application.push.ports import PushPorts
 from application.webhooks.ports import WebhookPoster
 from application.wizard.ports import WizardGenerator
 from entrypoints.bootstrap.roles import ROLES, Role
-from entrypoints.http.context import VoiceMetrics
+from entrypoints.http.context import HttpMetrics, VoiceMetrics
 from entrypoints.settings import Settings
 from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 
@@ -76,10 +76,17 @@ class Container:
     # The real time, which eventsourcing stamps events with (not ``clock``, which tests move):
     # what a follower's lag is measured against.
     wall_clock: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
-    metrics_registry: CollectorRegistry | None = None  # set by ``create_app``
-    voice_metrics: VoiceMetrics | None = None  # set by ``create_app``
+    # Prometheus: the process's registry (GET /metrics) and the collectors the HTTP edge and the
+    # voice sockets record into, made once with the container.
+    metrics_registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    http_metrics: HttpMetrics = field(init=False)
+    voice_metrics: VoiceMetrics = field(init=False)
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.http_metrics = HttpMetrics(self.metrics_registry)
+        self.voice_metrics = VoiceMetrics(self.metrics_registry)
 
     def speech_engine(self, name: str) -> SpeechEngine:
         engine = self.speech_engines.get(name)

@@ -8,12 +8,11 @@ from contextlib import asynccontextmanager
 from litestar import Litestar
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
-from prometheus_client import CollectorRegistry
 
 from entrypoints.bootstrap import Container, serving
 from entrypoints.http.auth import AuthMiddleware, policy_for
 from entrypoints.http.body import MAX_BODY_BYTES, JsonBodyRequest
-from entrypoints.http.context import HttpMetrics, RequestContext, VoiceMetrics
+from entrypoints.http.context import RequestContext
 from entrypoints.http.controllers.accounts import AccountsController
 from entrypoints.http.controllers.analytics import analytics_router
 from entrypoints.http.controllers.admin import AdminController
@@ -45,10 +44,6 @@ VERSION = "0.1.0"
 
 
 def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
-    registry = CollectorRegistry()
-    container.metrics_registry = registry
-    container.voice_metrics = VoiceMetrics(registry)
-
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with serving(container, owns_container=owns_container, start_followers=start_projections):
@@ -98,7 +93,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
     describe_webhooks(app.openapi_schema)
     describe_contract(app.openapi_schema)
     app.state.container = container
-    app.asgi_handler = RequestContext(app.asgi_handler, HttpMetrics(registry),
+    app.asgi_handler = RequestContext(app.asgi_handler, container.http_metrics,
                                       wait_seconds=container.settings.database_wait_seconds)
     return app
 

@@ -1,0 +1,53 @@
+"""The container is built once (issue 31 item 2): only the composition root
+(``entrypoints/bootstrap/``) sets a container's attributes; every other module reads them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("domain", "application", "adapters", "projections", "entrypoints")
+COMPOSITION_ROOT = ROOT / "entrypoints" / "bootstrap"
+
+
+def _names_a_container(node: ast.expr) -> bool:
+    """``container`` / ``built`` / ``self.container`` (any expression ending in such a name)."""
+    if isinstance(node, ast.Name):
+        return node.id == "container"
+    return isinstance(node, ast.Attribute) and node.attr == "container"
+
+
+def assignments(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = [t for target in node.targets for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and node.args and _names_a_container(node.args[0])):
+            found.append(f"line {node.lineno}: setattr")
+        for target in targets:
+            if isinstance(target, ast.Attribute) and _names_a_container(target.value):
+                found.append(f"line {target.lineno}: .{target.attr}")
+    return found
+
+
+def test_the_finder_sees_an_assignment():
+    assert assignments("container.pool = 1\nself.container.voice, x = 2, 3\nsetattr(container, 'a', 1)\n") == [
+        "line 1: .pool", "line 2: .voice", "line 3: setattr"]
+    assert assignments("pool = container.pool\ncontainer.close()\n") == []
+
+
+def test_only_the_composition_root_assigns_container_attributes():
+    found = {}
+    for package in PRODUCT:
+        for path in (ROOT / package).rglob("*.py"):
+            if COMPOSITION_ROOT in path.parents:
+                continue
+            hits = assignments(path.read_text(encoding="utf-8"))
+            if hits:
+                found[str(path.relative_to(ROOT))] = hits
+    assert found == {}
