@@ -91,7 +91,7 @@ class LiveConversation:
         """Record an inbound call whose number records (a carrier request: the socket runs it
         beside the conversation, not before the agent's first words)."""
         call = self._call()
-        if call is not None and not (call.transfer or {}).get("resumed"):  # the first session's recording goes on
+        if call is not None and not (call.transfer is not None and call.transfer.resumed):  # the first session's recording goes on
             inbound.start_recording(self.calling, call)
 
     def verdict(self) -> str:

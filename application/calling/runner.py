@@ -23,6 +23,7 @@ from application.calling.live import live_duration
 from application.calling.ports import CallBrief, KeypadPress
 from application.errors import ConflictError
 from domain.calls.call import Call
+from domain.calls.transfer import COMPLETED as TRANSFER_COMPLETED
 from domain.calls.call_rules import AGENT, CALLEE, NO_COST, CallStateError, simulated_at
 from domain.errors import OutcomeInvalidError
 from domain.numbers import inbound_plan
@@ -186,7 +187,7 @@ def _settle_routed(calling: Calling, call: Call) -> None:
     """A call its number routed away from the agent (a transfer, the overflow message, a hang-up)
     completes with the routing outcome; nothing is extracted."""
     assert call.routing is not None
-    transferred = call.transfer is not None and call.transfer["status"] == "completed"
+    transferred = call.transfer is not None and call.transfer.status == TRANSFER_COMPLETED
     outcome = call.outcome_schema.validate(inbound_plan.routed_outcome(call.routing, transferred))
     call.record_outcome(outcome, 1.0, {}, calling.ports.clock())
     call.complete(_voice_cost(calling, call), NO_COST, calling.ports.clock())

@@ -18,6 +18,7 @@ from application.calling.instructions import Dial, Hangup, Instruction, Say
 from application.calling.live import account_of_call, change, ports_of
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
+from domain.calls.transfer import COMPLETED as TRANSFER_COMPLETED
 
 log = logs.get_logger(__name__)
 
@@ -73,20 +74,20 @@ def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport |
         call = changed or calling.find(Call, Call.create_id(call.call_id)) or call
     if call.transfer is None:
         return [Hangup()]
-    if call.transfer["status"] == "completed":
+    if call.transfer.status == TRANSFER_COMPLETED:
         return [Hangup()]
     following = None if index is None else call.transfer_destination(index)
     if following is None and call.resuming:
         return callbacks.voice_instructions(calling, call)
     if following is None:
         return [Say(NO_ONE_AVAILABLE), Hangup()]
-    target = call.transfer["destinations"][following]
+    target = call.transfer.destinations[following]
     live = ports_of(calling)
     # An inbound call its number transferred without the agent is recorded from the bridge (one the
     # agent took is recorded from its voice session: inbound.start_recording).
     recorded = call.record_inbound and call.route_action == "transfer"
     whisper = brief.strip()[:BRIEF_CHARS]
-    return [Dial(number=target["e164"], action_url=live.url("transfer", call.call_id, transfer_query(following + 1, whisper)),
+    return [Dial(number=target.e164, action_url=live.url("transfer", call.call_id, transfer_query(following + 1, whisper)),
                  whisper_url=live.url("whisper", call.call_id, f"brief={quote(whisper)}") if whisper else None,
                  recording_url=live.url("recording", call.call_id) if recorded else None)]
 

@@ -26,6 +26,8 @@ from domain.calls.call_rules import (
 )
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
+from domain.calls.transfer import FAILED as TRANSFER_FAILED
+from domain.calls.transfer import Transfer
 from domain.errors import NumberSuppressedError, OutsideCallHoursError
 from domain.flows import walk
 
@@ -154,7 +156,7 @@ class Call(TenantAggregate):
         self.session_nonce: str | None = None
         self.session_opened_at: datetime | None = None
         self.session_closed_at: datetime | None = None
-        self.transfer: dict[str, Any] | None = None  # {destinations, brief, legs, status}
+        self.transfer: Transfer | None = None
         self.recording_sid: str | None = None
         self.sms: list[dict[str, Any]] = []  # post-call messages: {template_id, to, body, status, sent_at, ...}
         # Inbound (the inbound section): the number's routing, persona and voicemail; the agent's tokens.
@@ -228,7 +230,7 @@ class Call(TenantAggregate):
 
     @property
     def transfer_pending(self) -> bool:
-        return self.transfer is not None and self.transfer["status"] == "requested"
+        return self.transfer is not None and self.transfer.pending
 
     @property
     def transfer_fallback(self) -> dict[str, Any] | None:
@@ -238,15 +240,15 @@ class Call(TenantAggregate):
         never holds); None when the transfer did not fail, or came from no flow step with such an
         edge (the failed transfer then ends the call)."""
         transfer, graph = self.transfer, (self.flow or {}).get("graph")
-        if transfer is None or transfer["status"] != "failed" or transfer.get("step") is None or not graph:
+        if transfer is None or transfer.status != TRANSFER_FAILED or transfer.step is None or not graph:
             return None
-        if not any(node.get("id") == transfer["step"] and node.get("type") == walk.TRANSFER
+        if not any(node.get("id") == transfer.step and node.get("type") == walk.TRANSFER
                    for node in graph.get("nodes", ())):
             return None
-        step = walk.next_step(graph, transfer["step"], {})
+        step = walk.next_step(graph, transfer.step, {})
         if step is None:
             return None
-        answers = dict(transfer.get("answers") or {})
+        answers = dict(transfer.answers or {})
         for name, digits in self.keypad_entries.items():
             try:
                 value = self.outcome_schema.coerce(name, digits)
@@ -261,7 +263,7 @@ class Call(TenantAggregate):
         """A flow's transfer failed and has a fallback step: the agent's next voice session is to
         open there, and has not yet (while the carrier still holds the line)."""
         return (not self.is_terminal and self.route_action == "agent" and self.carrier_duration_seconds is None
-                and self.transfer_fallback is not None and not self.transfer.get("resumed"))  # type: ignore[union-attr]
+                and self.transfer_fallback is not None and not self.transfer.resumed)  # type: ignore[union-attr]
 
     @property
     def may_open_session(self) -> bool:
@@ -345,7 +347,7 @@ class Call(TenantAggregate):
         transfer may go on. A call is transferred once, and again only after a failed flow transfer
         brought it back to the agent."""
         self._require(IN_PROGRESS)
-        if self.transfer is not None and not (self.transfer["status"] == "failed" and self.transfer.get("resumed")):
+        if self.transfer is not None and not (self.transfer.status == TRANSFER_FAILED and self.transfer.resumed):
             raise CallStateError("the call was already transferred")
         if not destinations:
             raise CallStateError("the number has no transfer destinations")
@@ -357,24 +359,16 @@ class Call(TenantAggregate):
 
     def next_transfer_destination(self) -> int | None:
         """Index of the destination to dial next, or None when the attempts are spent."""
-        if not self.transfer_pending:
-            return None
-        tried = len(self.transfer["legs"])  # type: ignore[index]
-        if tried >= min(self.transfer["max_attempts"], len(self.transfer["destinations"])):  # type: ignore[index]
-            return None
-        return tried
+        return None if self.transfer is None else self.transfer.next_destination()
 
     def transfer_destination(self, index: int) -> int | None:
         """``index`` when that destination may be dialled now (the transfer is pending and ``index``
         is inside its destinations and attempts), else None."""
-        if not self.transfer_pending:
-            return None
-        limit = min(self.transfer["max_attempts"], len(self.transfer["destinations"]))  # type: ignore[index]
-        return index if 0 <= index < limit else None
+        return None if self.transfer is None else self.transfer.destination(index)
 
     def transfer_leg_ended(self, index: int, dial_status: str, now: datetime) -> bool:
         """One dialled destination answered or not; duplicates of a leg change nothing."""
-        if self.is_terminal or not self.transfer_pending or index != len(self.transfer["legs"]):  # type: ignore[index]
+        if self.is_terminal or not self.transfer_pending or index != len(self.transfer.legs):  # type: ignore[union-attr]
             return False
         self._transfer_leg_ended(index=index, dial_status=dial_status, at=now)
         return True
@@ -577,7 +571,7 @@ class Call(TenantAggregate):
         self.session_closed_at = None
         if resumes:  # the agent is back after a flow's transfer nobody answered: the first opening stays
             assert self.transfer is not None
-            self.transfer = {**self.transfer, "resumed": True}
+            self.transfer = Transfer.resumed_from(self.transfer)
         else:
             self.session_opened_at = at
 
@@ -588,20 +582,11 @@ class Call(TenantAggregate):
     @event("TransferRequested")
     def _transfer_requested(self, destinations: list[dict[str, str]], max_attempts: int, brief: str,
                             at: datetime, step: str | None = None, answers: dict[str, Any] | None = None) -> None:
-        flow = {} if step is None else {"step": step, "answers": dict(answers or {})}  # a flow's step, its answers
-        self.transfer = {"destinations": destinations, "max_attempts": max_attempts, "brief": brief, "legs": [],
-                         "status": "requested", **flow}
+        self.transfer = Transfer.requested(destinations, max_attempts, brief, step, answers)
 
     @event("TransferLegEnded")
     def _transfer_leg_ended(self, index: int, dial_status: str, at: datetime) -> None:
-        assert self.transfer is not None
-        legs = [*self.transfer["legs"], {"index": index, "dial_status": dial_status}]
-        status = "requested"
-        if dial_status == "completed":
-            status = "completed"
-        elif len(legs) >= min(self.transfer["max_attempts"], len(self.transfer["destinations"])):
-            status = "failed"
-        self.transfer = {**self.transfer, "legs": legs, "status": status}
+        self.transfer = Transfer.after_leg(self.transfer, index, dial_status)  # type: ignore[arg-type]
 
     @event("RecordingAttached")
     def _recording_attached(self, url: str, recording_sid: str, at: datetime) -> None:

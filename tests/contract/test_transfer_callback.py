@@ -77,11 +77,11 @@ def test_the_leg_reported_is_dest_minus_one_and_a_completed_leg_hangs_up(client,
     call_id, sid = transferring(client, container, fake, acme)
     after = callback(client, container, acme, call_id, sid, "dest=1&brief=x", DialCallStatus="no-answer")
     assert after.find("Dial/Number").text == DESKS[1]["e164"]
-    legs = container.calling.find(Call, Call.create_id(call_id)).transfer["legs"]
+    legs = container.calling.find(Call, Call.create_id(call_id)).transfer.as_dict()["legs"]
     assert legs == [{"index": 0, "dial_status": "no_answer"}]
     done = callback(client, container, acme, call_id, sid, "dest=2&brief=x", DialCallStatus="completed")
     assert [child.tag for child in done] == ["Hangup"]
-    assert container.calling.find(Call, Call.create_id(call_id)).transfer["status"] == "completed"
+    assert container.calling.find(Call, Call.create_id(call_id)).transfer.as_dict()["status"] == "completed"
 
 
 @pytest.mark.parametrize("dest", ["3", "7", "-1", "one", "", "1e3"])

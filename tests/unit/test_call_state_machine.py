@@ -331,7 +331,7 @@ def test_a_late_transfer_leg_of_a_call_that_failed_mid_transfer_changes_nothing(
     call.fail("timeout", "stuck", later(900))
     given(call).when(lambda c: c.transfer_leg_ended(0, "completed", later(901))).then(
         returns=False, status=FAILED)
-    assert call.transfer is not None and call.transfer["legs"] == []
+    assert call.transfer is not None and call.transfer.as_dict()["legs"] == []
 
 
 def test_a_recording_may_attach_to_a_terminal_call_without_moving_it():
@@ -354,14 +354,14 @@ def test_a_transfer_request_keeps_at_most_five_destinations_and_five_attempts_an
     six = [{"label": f"L{i}", "e164": f"+44207946000{i}"} for i in range(6)]
     call = given(talking_call()).when(lambda c: c.request_transfer(six, 9, "b" * 600, NOW)).then(
         Call.TransferRequested, transfer_pending=True, ready_to_settle=False)
-    assert call.transfer == {"destinations": six[:5], "max_attempts": 5, "brief": "b" * 500, "legs": [],
+    assert call.transfer.as_dict() == {"destinations": six[:5], "max_attempts": 5, "brief": "b" * 500, "legs": [],
                              "status": "requested"}
 
 
 def test_at_least_one_attempt_is_made():
     call = given(talking_call()).when(lambda c: c.request_transfer(DESTINATIONS, 0, "brief", NOW)).then(
         Call.TransferRequested)
-    assert call.transfer is not None and call.transfer["max_attempts"] == 1
+    assert call.transfer is not None and call.transfer.as_dict()["max_attempts"] == 1
 
 
 def test_a_transfer_without_destinations_is_refused():
@@ -391,8 +391,8 @@ def test_an_answered_leg_completes_the_transfer():
     call.transfer_leg_ended(0, "busy", NOW)
     given(call).when(lambda c: c.transfer_leg_ended(1, "completed", later(1))).then(
         Call.TransferLegEnded, returns=True, transfer_pending=False)
-    assert call.transfer is not None and call.transfer["status"] == "completed"
-    assert call.transfer["legs"] == [{"index": 0, "dial_status": "busy"}, {"index": 1, "dial_status": "completed"}]
+    assert call.transfer is not None and call.transfer.as_dict()["status"] == "completed"
+    assert call.transfer.as_dict()["legs"] == [{"index": 0, "dial_status": "busy"}, {"index": 1, "dial_status": "completed"}]
     assert call.next_transfer_destination() is None
 
 
@@ -403,7 +403,7 @@ def test_the_transfer_fails_once_the_attempts_or_the_destinations_are_spent(max_
         call.transfer_leg_ended(index, "no_answer", NOW)
     given(call).when(lambda c: c.transfer_leg_ended(legs - 1, "failed", later(1))).then(
         Call.TransferLegEnded, returns=True, transfer_pending=False)
-    assert call.transfer is not None and call.transfer["status"] == "failed"
+    assert call.transfer is not None and call.transfer.as_dict()["status"] == "failed"
     assert call.next_transfer_destination() is None
 
 
@@ -412,7 +412,7 @@ def test_a_duplicate_or_out_of_order_leg_result_changes_nothing():
     call.transfer_leg_ended(0, "no_answer", NOW)
     given(call).when(lambda c: c.transfer_leg_ended(0, "completed", later(1))).then(returns=False)
     given(call).when(lambda c: c.transfer_leg_ended(2, "completed", later(1))).then(returns=False)
-    assert call.transfer is not None and call.transfer["status"] == "requested"
+    assert call.transfer is not None and call.transfer.as_dict()["status"] == "requested"
 
 
 def test_a_leg_result_without_a_transfer_changes_nothing():

@@ -52,14 +52,14 @@ def failed_flow_transfer(fallback: bool = True) -> Call:
 def test_a_failed_transfer_with_an_edge_goes_back_to_the_agent_at_its_step_instead_of_settling():
     """SPEC.md Flow: the transfer's one outgoing edge is taken when no destination answered."""
     call = failed_flow_transfer()
-    assert call.transfer is not None and call.transfer["status"] == "failed"
+    assert call.transfer is not None and call.transfer.as_dict()["status"] == "failed"
     assert call.transfer_fallback == {"step": "note", "answers": {"urgent": True}}
     assert (call.resuming, call.may_open_session, call.ready_to_settle) == (True, True, False)
 
     call = given(call).when(lambda c: c.open_session("relay", "nonce-2", later(17))).then(
         Call.VoiceSessionOpened, session_state="open", resuming=False, ready_to_settle=False,
         session_opened_at=later(11))  # the conversation's duration runs from the first session
-    assert call.transfer is not None and call.transfer["resumed"] is True
+    assert call.transfer is not None and call.transfer.as_dict()["resumed"] is True
     given(call).when(lambda c: c.close_session("agent_ended", later(30), "nonce-2")).then(
         Call.VoiceSessionClosed, ready_to_settle=True)
 
