@@ -164,7 +164,7 @@ def _take(calling: Calling, call: Call, number: Number, route: Route, *, greeted
 def _instructions(calling: Calling, call: Call, number: Number, *, greeted: bool) -> list[Instruction]:
     """What the carrier does for the call's routing; the greeting opens a call the number is open for."""
     assert call.routing is not None
-    action, closed = call.route_action, call.routing["reason"] == inbound_plan.CLOSED
+    action, closed = call.route_action, call.routing.reason == inbound_plan.CLOSED
     greeting = [Say(number.greeting)] if number.greeting and not greeted and not closed else []
     live = ports_of(calling)
     if action == AGENT:

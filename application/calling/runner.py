@@ -188,7 +188,7 @@ def _settle_routed(calling: Calling, call: Call) -> None:
     completes with the routing outcome; nothing is extracted."""
     assert call.routing is not None
     transferred = call.transfer is not None and call.transfer.status == TRANSFER_COMPLETED
-    outcome = call.outcome_schema.validate(inbound_plan.routed_outcome(call.routing, transferred))
+    outcome = call.outcome_schema.validate(inbound_plan.routed_outcome(call.routing.as_dict(), transferred))
     call.record_outcome(outcome, 1.0, {}, calling.ports.clock())
     call.complete(_voice_cost(calling, call), NO_COST, calling.ports.clock())
     _save(calling, call)

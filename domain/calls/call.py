@@ -24,6 +24,7 @@ from domain.calls.call_rules import (
     NO_COST, OUTBOUND, QUEUED, RENEW_AFTER, SENDING, SENT, SIMULATED, TERMINAL, VOICEMAIL, CallStateError,
     abandon_code, new_call_id, simulated_at,
 )
+from domain.calls.inbound_values import Routing, Voicemail
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.suppression import SuppressionIndex
 from domain.calls.transfer import FAILED as TRANSFER_FAILED
@@ -160,10 +161,10 @@ class Call(TenantAggregate):
         self.recording_sid: str | None = None
         self.sms: list[dict[str, Any]] = []  # post-call messages: {template_id, to, body, status, sent_at, ...}
         # Inbound (the inbound section): the number's routing, persona and voicemail; the agent's tokens.
-        self.routing: dict[str, Any] | None = None  # {action, reason, destination}
+        self.routing: Routing | None = None
         self.persona: str | None = None
         self.record_inbound = False
-        self.voicemail: dict[str, Any] | None = None  # {recording_url, recording_sid, duration_seconds, text}
+        self.voicemail: Voicemail | None = None
         self.agent_usage: dict[str, int] = {}
 
     @property
@@ -282,7 +283,7 @@ class Call(TenantAggregate):
         if action == "agent":
             return self.session_state == "closed"
         if action == "voicemail":
-            return (self.voicemail or {}).get("text") is not None
+            return self.voicemail is not None and self.voicemail.text is not None
         return action != "transfer" or self.transfer is not None
 
     @property
@@ -413,7 +414,7 @@ class Call(TenantAggregate):
         action = self.route_action
         if failure is not None:
             self.fail(*failure, now)
-        elif action == "voicemail" and not (self.voicemail or {}).get("recording_sid"):
+        elif action == "voicemail" and not (self.voicemail and self.voicemail.recording_sid):
             self.fail("hung_up", "the caller hung up without leaving a message", now)
         elif action == "agent" and self.session_state == "none" and self.transfer is None:
             self.fail("hung_up", "the call ended before the conversation started", now)
@@ -424,7 +425,7 @@ class Call(TenantAggregate):
     @property
     def route_action(self) -> str:
         """``agent`` unless the number routed the call elsewhere (``domain/numbers/inbound_plan.py``)."""
-        return self.routing["action"] if self.routing is not None else "agent"
+        return self.routing.action if self.routing is not None else "agent"
 
     def route_inbound(self, *, action: str, reason: str, destination: str | None, persona: str | None, record: bool,
                       now: datetime, objective: str | None = None, outcome_schema: OutcomeSchema | None = None) -> bool:
@@ -441,7 +442,7 @@ class Call(TenantAggregate):
 
     def voicemail_recorded(self, url: str, recording_sid: str, duration_seconds: int, now: datetime) -> bool:
         """The caller's message was recorded (its audio on the carrier); the first report is kept."""
-        if self.is_terminal or self.route_action != VOICEMAIL or (self.voicemail or {}).get("recording_sid"):
+        if self.is_terminal or self.route_action != VOICEMAIL or (self.voicemail and self.voicemail.recording_sid):
             return False
         self._voicemail_recorded(url=url, recording_sid=recording_sid, duration_seconds=max(0, int(duration_seconds)),
                                  at=now)
@@ -449,7 +450,7 @@ class Call(TenantAggregate):
 
     def voicemail_transcribed(self, text: str, now: datetime) -> bool:
         """The message as text: the caller's turn the voicemail outcome is extracted from. Once."""
-        if self.is_terminal or self.route_action != VOICEMAIL or (self.voicemail or {}).get("text") is not None:
+        if self.is_terminal or self.route_action != VOICEMAIL or (self.voicemail and self.voicemail.text is not None):
             return False
         self._voicemail_transcribed(text=" ".join(text.split())[:MAX_VOICEMAIL_TEXT], at=now)
         return True
@@ -611,19 +612,18 @@ class Call(TenantAggregate):
     def _inbound_routed(self, action: str, reason: str, destination: str | None, persona: str | None, record: bool,
                         objective: str | None, outcome_schema: OutcomeSchema | dict[str, Any] | None,
                         at: datetime) -> None:
-        self.routing = {"action": action, "reason": reason, "destination": destination}
+        self.routing = Routing(action=action, reason=reason, destination=destination)
         self.persona, self.record_inbound = persona, record
         if objective is not None and outcome_schema is not None:
             self.objective, self.outcome_schema = objective, OutcomeSchema.of(outcome_schema)
 
     @event("VoicemailRecorded")
     def _voicemail_recorded(self, url: str, recording_sid: str, duration_seconds: int, at: datetime) -> None:
-        self.voicemail = {**(self.voicemail or {}), "recording_url": url, "recording_sid": recording_sid,
-                          "duration_seconds": duration_seconds}
+        self.voicemail = Voicemail.recorded(self.voicemail, url, recording_sid, duration_seconds)
 
     @event("VoicemailTranscribed")
     def _voicemail_transcribed(self, text: str, at: datetime) -> None:
-        self.voicemail = {**(self.voicemail or {}), "text": text}
+        self.voicemail = Voicemail.transcribed(self.voicemail, text)
         self.turns = [*self.turns, {"speaker": CALLEE, "text": text}] if text else self.turns
 
     @event("AgentUsageRecorded")

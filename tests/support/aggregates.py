@@ -68,6 +68,8 @@ class Then(Generic[A]):
             assert self.result == returns, f"returned {self.result!r}, expected {returns!r}"
         for name, expected in attributes.items():
             actual = getattr(self.aggregate, name)
+            if isinstance(expected, dict) and hasattr(actual, "as_dict"):  # a value, told in its plain shape
+                actual = actual.as_dict()
             assert actual == expected, f"{name} is {actual!r}, expected {expected!r}"
         return self.aggregate
 

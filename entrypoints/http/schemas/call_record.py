@@ -107,8 +107,8 @@ class CallRecord(msgspec.Struct, kw_only=True):
             template_id=call.template_id,
             flow_id=flow.get("flow_id"),  # the flow the call runs, and which published version (docs/flows.md)
             flow_version=flow.get("version"),
-            routing=None if routing is None else Routing(action=routing["action"], reason=routing["reason"],
-                                                         destination=routing["destination"]),
+            routing=None if routing is None else Routing(action=routing.action, reason=routing.reason,
+                                                         destination=routing.destination),
             sms=[SmsSent(template_id=m["template_id"], to=m["to"], body=m["body"], status=m["status"],
                          sent_at=iso(m["sent_at"])) for m in call.sms],
         )
