@@ -24,7 +24,8 @@ from application.calling.ports import CallBrief, KeypadPress
 from application.errors import ConflictError
 from domain.calls.call import Call
 from domain.calls.transfer import COMPLETED as TRANSFER_COMPLETED
-from domain.calls.call_rules import AGENT, CALLEE, NO_COST, CallStateError, simulated_at
+from domain.calls.call_rules import AGENT, CALLEE, NO_COST, SIMULATED, CallStateError
+from domain.calls.run_values import Simulation
 from domain.errors import OutcomeInvalidError
 from domain.numbers import inbound_plan
 from domain.numbers.inbound_plan import ROUTED_AWAY
@@ -57,8 +58,9 @@ def brief_for(call: Call, *, model: str | None = None, can_transfer: bool = Fals
     number can take a transfer)."""
     return CallBrief(objective=call.objective, schema=call.outcome_schema, variables=dict(call.variables),
                      language=call.language, model=model, can_transfer=can_transfer,
-                     at=simulated_at(call.mode, call.simulation), inbound=call.direction == "inbound",
-                     persona=call.persona, flow=call.flow, flow_resume=call.transfer_fallback)
+                     at=call.simulation.instant if call.simulation is not None and call.mode == SIMULATED else None,
+                     inbound=call.direction == "inbound", persona=call.persona,
+                     flow=call.flow.as_dict() if call.flow is not None else None, flow_resume=call.transfer_fallback)
 
 
 def claim(calling: Calling, call_id: str) -> Call | None:
@@ -93,12 +95,13 @@ def run(calling: Calling, call: Call) -> None:
 
 def _converse(calling: Calling, call: Call) -> None:
     ports = calling.ports
-    simulation = call.simulation or {}
-    if not call.machine_verdict(simulation.get("answered_by") or "human", ports.clock()):
+    simulation = call.simulation or Simulation()
+    if not call.machine_verdict(simulation.answered_by or "human", ports.clock()):
         _save(calling, call)  # abandoned by the answering-machine rule, or nobody answered
         return
     brief = brief_for(call)
-    callee = ports.callee(simulation.get("facts"), simulation.get("persona"), flow_questions(brief))
+    callee = ports.callee(dict(simulation.facts) if simulation.facts is not None else None, simulation.persona,
+                          flow_questions(brief))
     session = ports.brain.open(brief)
     heard: str | None = None
     seconds = 0.0

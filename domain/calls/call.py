@@ -26,6 +26,7 @@ from domain.calls.call_rules import (
 )
 from domain.calls.inbound_values import Routing, Voicemail
 from domain.calls.outcome_schema import OutcomeSchema
+from domain.calls.run_values import FlowRun, Simulation
 from domain.calls.suppression import SuppressionIndex
 from domain.calls.transfer import FAILED as TRANSFER_FAILED
 from domain.calls.transfer import Transfer
@@ -124,9 +125,9 @@ class Call(TenantAggregate):
         self.language = language
         self.metadata = metadata
         self.variables = variables
-        self.simulation = simulation
+        self.simulation = Simulation.of(simulation)
         self.created_by = created_by
-        self.template_id, self.flow = template_id, flow
+        self.template_id, self.flow = template_id, FlowRun.of(flow)
         self.keypad_entries: dict[str, str] = {}  # a flow's keypad fields: the digits, never in the transcript
         self.max_duration_seconds = max_duration_seconds
         self.created_at = at
@@ -240,7 +241,7 @@ class Call(TenantAggregate):
         the answers the walk had (keypad fields read from their digits, which the transfer request
         never holds); None when the transfer did not fail, or came from no flow step with such an
         edge (the failed transfer then ends the call)."""
-        transfer, graph = self.transfer, (self.flow or {}).get("graph")
+        transfer, graph = self.transfer, self.flow.graph if self.flow is not None else None
         if transfer is None or transfer.status != TRANSFER_FAILED or transfer.step is None or not graph:
             return None
         if not any(node.get("id") == transfer.step and node.get("type") == walk.TRANSFER

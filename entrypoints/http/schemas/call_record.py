@@ -73,7 +73,7 @@ class CallRecord(msgspec.Struct, kw_only=True):
     @classmethod
     def of(cls, call: Call) -> CallRecord:
         """The full call record: every field of SPEC.md's Call plus the additive ones."""
-        routing, flow = call.routing, call.flow or {}
+        routing, flow = call.routing, call.flow
         return cls(
             call_id=call.call_id,
             status=call.status,  # type: ignore[arg-type]  # one of CallStatus
@@ -105,8 +105,8 @@ class CallRecord(msgspec.Struct, kw_only=True):
             metadata=call.metadata,
             variables=call.variables,
             template_id=call.template_id,
-            flow_id=flow.get("flow_id"),  # the flow the call runs, and which published version (docs/flows.md)
-            flow_version=flow.get("version"),
+            flow_id=flow.flow_id if flow is not None else None,  # the flow the call runs, and which published version (docs/flows.md)
+            flow_version=flow.version if flow is not None else None,
             routing=None if routing is None else Routing(action=routing.action, reason=routing.reason,
                                                          destination=routing.destination),
             sms=[SmsSent(template_id=m["template_id"], to=m["to"], body=m["body"], status=m["status"],
