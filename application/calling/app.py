@@ -63,13 +63,12 @@ class Calling(BoundaryApplication):
         super().register_transcodings(transcoder)
         transcoder.register(OutcomeSchemaAsDefinition())
 
-    def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts, live: LivePorts | None = None,
+    def __init__(self, env: Mapping[str, str] | None = None, *, ports: CallingPorts, live: LivePorts,
                  commits: CommitPathFactory = direct) -> None:
         super().__init__(env, commits=commits)
         self.ports = ports
         self.lookups = HeadCache(maxsize=1_000)
-        # The carrier side of live calls (absent where none run: unit tests, tools).
-        self.live = live
+        self.live = live  # the carrier side of live calls: every run mode wires it
 
     def committed(self, events: list[Any], aggregates: tuple[Any, ...]) -> None:
         log_steps(events, aggregates)

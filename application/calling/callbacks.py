@@ -10,7 +10,7 @@ from application.calling.app import Calling
 from application.calling.carrier_reports import CallStatusReport, MachineVerdict, RecordingReport, SignedCallback
 from application.calling.dialing import hang_up
 from application.calling.instructions import ConnectVoice, Hangup, Instruction
-from application.calling.live import account_of_call, change, ports_of
+from application.calling.live import account_of_call, change
 from application.errors import PermissionDeniedError
 from application.providers.ports import AccountAccess
 from domain.calls import stream_token
@@ -24,7 +24,7 @@ def signed_by(calling: Calling, account: AccountAccess | None, callback: SignedC
     managed sub-account."""
     if account is None or not callback.signature:
         return False
-    return ports_of(calling).edge.verify(account.auth_token, account.account_sid, callback.url, callback.form,
+    return calling.live.edge.verify(account.auth_token, account.account_sid, callback.url, callback.form,
                                          callback.signature)
 
 
@@ -49,7 +49,7 @@ def voice_instructions(calling: Calling, call: Call, **parameters: str) -> list[
     (and any further ``parameters`` for the socket); again after a flow's transfer nobody answered."""
     if not call.may_open_session:
         return [Hangup()]
-    live = ports_of(calling)
+    live = calling.live
     profile = live.profile(call.voice_engine)
     token = stream_token.issue(live.token_key, call.call_id, calling.ports.clock(), live.token_seconds)
     return [ConnectVoice(transport=profile.transport, socket_url=live.socket_url(profile.transport, call.call_id),
@@ -79,6 +79,6 @@ def _verdict(calling: Calling, call: Call, answered_by: str) -> None:
 def recording_ready(calling: Calling, call: Call, report: RecordingReport) -> None:
     if not report.completed or not report.url:
         return
-    if not ports_of(calling).media_url(report.url):
+    if not calling.live.media_url(report.url):
         return  # only the carrier's own media URL is stored (https, or its configured API server), never proxied
     change(calling, call.call_id, lambda c: c.attach_recording(report.url, report.sid, calling.ports.clock()))

@@ -68,7 +68,7 @@ class LiveConversation:
 
     def open(self, token: object) -> bool:
         """Accept the socket only for a valid, unexpired, unused token of this call."""
-        ports = live.ports_of(self.calling)
+        ports = self.calling.live
         now = self.calling.ports.clock()
         try:
             grant = stream_token.verify(ports.token_key, token, self.call_id, now)
@@ -107,7 +107,7 @@ class LiveConversation:
     def begin(self) -> AgentTurn:
         call = self._call()
         assert call is not None
-        profile = live.ports_of(self.calling).profile(call.voice_engine)
+        profile = self.calling.live.profile(call.voice_engine)
         number = self._number_of(call)
         brief = brief_for(call, model=profile.model,
                           can_transfer=bool(number is not None and number.transfer_destinations))
@@ -211,7 +211,7 @@ class LiveConversation:
         """The speech engine of the call's engine profile (``stream`` transport)."""
         call = self._call()
         engine = call.voice_engine if call is not None else ""
-        return live.ports_of(self.calling).profile(engine).speech
+        return self.calling.live.profile(engine).speech
 
     def still_running(self) -> bool:
         call = self._call()

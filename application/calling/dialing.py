@@ -7,7 +7,7 @@ from application import logs
 
 from application.calling.app import Calling
 from application.calling.lifecycle import claim_queued
-from application.calling.live import account_for, account_of_call, change, ports_of
+from application.calling.live import account_for, account_of_call, change
 from application.numbers.lookups import tenant_number
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError, DialRequest
 from domain.calls.call import Call
@@ -18,13 +18,13 @@ log = logs.get_logger(__name__)
 def claim_dial(calling: Calling, call_id: str) -> Call | None:
     """Save ``DialRequested`` (the claim: optimistic concurrency lets one runner win) before the
     carrier is asked; None when the call is not queued any more."""
-    return claim_queued(calling, call_id, lambda call: call.request_dial(ports_of(calling).amd, calling.ports.clock()))
+    return claim_queued(calling, call_id, lambda call: call.request_dial(calling.live.amd, calling.ports.clock()))
 
 
 def dial(calling: Calling, call: Call) -> None:
     """Ask the carrier to place a claimed call. A refusal fails the call; an unknown answer leaves
     it to the reconciler, which looks the call up and never dials again."""
-    live = ports_of(calling)
+    live = calling.live
     account = account_for(calling, call.tenant_id)
     if account is None:
         change(calling, call.call_id, lambda c: c.fail("carrier_not_configured",
@@ -61,6 +61,6 @@ def hang_up(calling: Calling, call: Call) -> None:
     if account is None or call.carrier_sid is None:
         return
     try:
-        ports_of(calling).carrier.hang_up(account, call.carrier_sid)
+        calling.live.carrier.hang_up(account, call.carrier_sid)
     except (CarrierRefusedError, CarrierUnreachableError) as exc:
         log.warning("call.hang_up_failed", call_id=call.call_id, reason=str(exc))

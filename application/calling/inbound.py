@@ -15,7 +15,7 @@ from application.calling import callbacks, transfers
 from application.calling.app import Calling
 from application.calling.carrier_reports import InboundCallReport, SignedCallback, VoicemailReport
 from application.calling.instructions import Gather, Hangup, Instruction, Record, Say
-from application.calling.live import account_of_call, account_of_number, change, ports_of
+from application.calling.live import account_of_call, account_of_number, change
 from application.errors import ConflictError
 from application.flows.flows import number_flow_run
 from application.numbers.lookups import number_called, number_for_e164
@@ -57,7 +57,7 @@ def answer(calling: Calling, report: InboundCallReport, callback: SignedCallback
         return _instructions(calling, call, number, greeted=False)
     route = inbound_plan.on_answer(number, caller=call.from_number, at=calling.ports.clock())
     if route is inbound_plan.ASK_KEYPAD:
-        return [Gather(prompt=number.greeting or KEYPAD_PROMPT, action_url=ports_of(calling).url("keypad", call_id))]
+        return [Gather(prompt=number.greeting or KEYPAD_PROMPT, action_url=calling.live.url("keypad", call_id))]
     return _take(calling, call, number, route, greeted=False)
 
 
@@ -85,7 +85,7 @@ def keypad_pressed(calling: Calling, call: Call, keys: str) -> list[Instruction]
 def voicemail_recorded(calling: Calling, call: Call, report: VoicemailReport) -> list[Instruction]:
     """The ``<Record>`` action: the message's audio is kept as the call's recording."""
     now = calling.ports.clock
-    if report.url and report.sid and ports_of(calling).media_url(report.url):
+    if report.url and report.sid and calling.live.media_url(report.url):
         def keep(c: Call) -> None:
             if c.voicemail_recorded(report.url, report.sid, report.duration_seconds, now()):
                 c.attach_recording(report.url, report.sid, now())
@@ -106,7 +106,7 @@ def start_recording(calling: Calling, call: Call) -> None:
     account = account_of_call(calling, call)
     if account is None:
         return
-    live = ports_of(calling)
+    live = calling.live
     try:
         live.carrier.start_recording(account, call.carrier_sid, live.url("recording", call.call_id))
     except (CarrierRefusedError, CarrierUnreachableError) as exc:
@@ -166,7 +166,7 @@ def _instructions(calling: Calling, call: Call, number: Number, *, greeted: bool
     assert call.routing is not None
     action, closed = call.route_action, call.routing.reason == inbound_plan.CLOSED
     greeting = [Say(number.greeting)] if number.greeting and not greeted and not closed else []
-    live = ports_of(calling)
+    live = calling.live
     if action == AGENT:
         return greeting + callbacks.voice_instructions(calling, call, number_id=number.number_id)
     if action == VOICEMAIL:

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from application.calling.app import Calling
-from application.calling.live_ports import LivePorts
 from application.numbers.lookups import number_called
 from application.providers.credentials import credential_of
 from application.providers.ports import AccountAccess
@@ -21,16 +20,10 @@ from domain.calls.call_rules import CallStateError
 from domain.numbers.inbound_plan import ROUTED_AWAY
 from domain.numbers.number import MANAGED, Number
 
-def ports_of(calling: Calling) -> LivePorts:
-    if calling.live is None:
-        raise RuntimeError("live calls are not wired in this process")
-    return calling.live
-
-
 def account_of_number(calling: Calling, number: Number) -> AccountAccess | None:
     """The carrier account a number lives on: the service's sub-account for a managed number, the
     tenant's own verified account otherwise."""
-    return ports_of(calling).managed if number.source == MANAGED else account_for(calling, number.tenant_id)
+    return calling.live.managed if number.source == MANAGED else account_for(calling, number.tenant_id)
 
 
 def account_of_call(calling: Calling, call: Call) -> AccountAccess | None:
@@ -46,7 +39,7 @@ def account_for(calling: Calling, tenant_id: str) -> AccountAccess | None:
     if credential is None or not credential.verified:
         return None
     return AccountAccess(account_sid=credential.account_sid,
-                         auth_token=ports_of(calling).credentials.open(credential.sealed_token))
+                         auth_token=calling.live.credentials.open(credential.sealed_token))
 
 
 def change(calling: Calling, call_id: str, apply: Callable[[Call], object]) -> Call | None:

@@ -43,7 +43,7 @@ def _one(calling: Calling, call_id: str, after: timedelta) -> bool:
     account = live.account_of_call(calling, call)
     if account is None:
         return False
-    carrier = live.ports_of(calling).carrier
+    carrier = calling.live.carrier
     if call.carrier_sid is None:
         if call.direction != "outbound" or call.dial_requested_at is None:
             return False

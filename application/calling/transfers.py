@@ -15,7 +15,7 @@ from application.calling import callbacks
 from application.calling.app import Calling
 from application.calling.carrier_reports import TransferLegReport
 from application.calling.instructions import Dial, Hangup, Instruction, Say
-from application.calling.live import account_of_call, change, ports_of
+from application.calling.live import account_of_call, change
 from application.providers.ports import CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
 from domain.calls.transfer import COMPLETED as TRANSFER_COMPLETED
@@ -38,8 +38,8 @@ def start_transfer(calling: Calling, call_id: str, destinations: list[dict[str, 
     if account is None:
         return False
     try:
-        ports_of(calling).carrier.redirect(account, call.carrier_sid,
-                                           ports_of(calling).url("transfer", call_id, transfer_query(0, brief)))
+        calling.live.carrier.redirect(account, call.carrier_sid,
+                                           calling.live.url("transfer", call_id, transfer_query(0, brief)))
     except (CarrierRefusedError, CarrierUnreachableError) as exc:
         log.warning("call.transfer_redirect_failed", call_id=call_id, reason=str(exc))
         change(calling, call_id, lambda c: c.transfer_leg_ended(0, "failed", calling.ports.clock()))
@@ -82,7 +82,7 @@ def transfer_instructions(calling: Calling, call: Call, leg: TransferLegReport |
     if following is None:
         return [Say(NO_ONE_AVAILABLE), Hangup()]
     target = call.transfer.destinations[following]
-    live = ports_of(calling)
+    live = calling.live
     # An inbound call its number transferred without the agent is recorded from the bridge (one the
     # agent took is recorded from its voice session: inbound.start_recording).
     recorded = call.record_inbound and call.route_action == "transfer"

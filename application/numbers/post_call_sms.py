@@ -84,7 +84,7 @@ def _send(calling: Calling, call_id: str, template_id: str, account: AccountAcce
         live.change(calling, call_id, lambda c: c.sms_failed(template_id, "no carrier account to send from", clock()))
         log.warning("sms.failed", **fields, error="no carrier account to send from")
         return 0
-    carrier = live.ports_of(calling).carrier
+    carrier = calling.live.carrier
     for pause in (*RETRY_PAUSES, None):
         try:
             sid = carrier.send_sms(account, from_number=from_number, to=to, body=body)

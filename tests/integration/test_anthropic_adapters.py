@@ -34,6 +34,7 @@ from domain.calls.outcome_schema import compile_schema
 from domain.calls.pricing import DEFAULT_PRICES
 from tests.fakes.anthropic.fixture import fake_anthropic  # noqa: F401
 from tests.fakes.anthropic.server import FakeAnthropic, Reply, ToolCall
+from tests.support.live_ports import unused_live_ports
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
 SCHEMA = {
@@ -352,7 +353,7 @@ FACTS = {"confirmed": True, "mood": "happy"}
 def run_simulated_call(client: anthropic.Anthropic) -> Call:
     ports = CallingPorts(clock=lambda: NOW, brain=AnthropicBrain(client), extractor=AnthropicExtractor(client),
                          callee=SimulatedCallee, prices=DEFAULT_PRICES)
-    calling = Calling({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=ports)
+    calling = Calling({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=ports, live=unused_live_ports())
     request = CallRequest(to="+442071838750", objective="Confirm the dentist appointment", consent_type="prior_express",
                           mode="simulated", outcome_schema=SCHEMA, simulation={"facts": FACTS})
     call = prepare_call(calling, PRINCIPAL, request, NOW)

@@ -28,6 +28,7 @@ from domain.calls.pricing import DEFAULT_PRICES
 from entrypoints.http.serializers import call_record
 from tests.postgres import drop_schema, fresh_schema
 from tests.support.calls import CARRIER_SID, NOW, queued_call
+from tests.support.live_ports import unused_live_ports
 
 TENANT = "ten_" + "a" * 32
 PRINCIPAL = Principal(kind="api_key", tenant_id=TENANT, user_id="usr_" + "b" * 32, verification_status="approved",
@@ -102,7 +103,7 @@ def calling(pg_server: DatabaseConfig) -> Iterator[Calling]:
     db = fresh_schema(pg_server)
     ports = CallingPorts(clock=lambda: NOW, brain=ScriptedBrain(), extractor=ScriptedExtractor(),
                          callee=SimulatedCallee, prices=DEFAULT_PRICES)
-    app = Calling(db.eventsourcing_env(pool_size=2), ports=ports)
+    app = Calling(db.eventsourcing_env(pool_size=2), ports=ports, live=unused_live_ports())
     try:
         yield app
     finally:

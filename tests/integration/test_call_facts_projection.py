@@ -38,6 +38,7 @@ from projections.call_facts.reports import run
 from projections.call_facts.view import ROLLUPS, CallFactsView
 from tests.postgres import drop_schema, fresh_schema
 from tests.support.calls import NOW, completed_call, failed_call, later, queued_call, talking_call
+from tests.support.live_ports import unused_live_ports
 
 TENANT = "ten_" + "f" * 32
 OWN = "+14155550100"  # the tenant's number: queued_call's from_number
@@ -114,7 +115,7 @@ def world(pg_server: DatabaseConfig) -> Iterator[World]:
     env = db.eventsourcing_env(pool_size=2)
     ports = CallingPorts(clock=lambda: NOW, brain=ScriptedBrain(), extractor=ScriptedExtractor(),
                          callee=SimulatedCallee, prices=DEFAULT_PRICES)
-    calling = Calling(env, ports=ports)
+    calling = Calling(env, ports=ports, live=unused_live_ports())
     loop = asyncio.Runner()
     pool = AsyncConnectionPool(db.conninfo(), min_size=1, max_size=2, open=False, kwargs={"autocommit": True})
     loop.run(pool.open(wait=True, timeout=30))

@@ -42,6 +42,7 @@ from projections.calls_list.view import CONFIDENCE_BUCKETS, PREFIX_COUNTED, Call
 from application.follower import ProjectionWorker
 from tests.postgres import drop_schema, fresh_schema
 from tests.support.calls import queued_call
+from tests.support.live_ports import unused_live_ports
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
 MIDNIGHT = datetime(2026, 10, 1, tzinfo=timezone.utc)
@@ -205,7 +206,7 @@ def scenario(pg_server: DatabaseConfig) -> Iterator[Scenario]:
     env = db.eventsourcing_env(pool_size=2)
     ports = CallingPorts(clock=lambda: NOW, brain=ScriptedBrain(), extractor=ScriptedExtractor(),
                          callee=SimulatedCallee, prices=DEFAULT_PRICES)
-    calling = Calling(env, ports=ports)
+    calling = Calling(env, ports=ports, live=unused_live_ports())
     factory = PostgresFactory(env)
     view = CallsListView(factory.datastore)
     view.create_table()

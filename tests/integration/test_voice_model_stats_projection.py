@@ -32,6 +32,7 @@ from projections.voice_model_stats.queries import engine_stats
 from projections.voice_model_stats.view import VoiceModelStatsView
 from tests.postgres import drop_schema, fresh_schema
 from tests.support.calls import queued_call
+from tests.support.live_ports import unused_live_ports
 
 TODAY = date(2026, 11, 2)
 ENGINES = ("alpha_25", "alpha_31", "beta_think_fast")
@@ -130,7 +131,7 @@ def scenario(pg_server: DatabaseConfig) -> Iterator[Scenario]:
     ports = CallingPorts(clock=lambda: datetime(2026, 11, 2, 12, tzinfo=timezone.utc), brain=ScriptedBrain(),
                          extractor=ScriptedExtractor(), callee=SimulatedCallee,
                          prices=DEFAULT_PRICES)
-    calling = Calling(env, ports=ports)
+    calling = Calling(env, ports=ports, live=unused_live_ports())
     factory = PostgresFactory(env)
     view = VoiceModelStatsView(factory.datastore)
     view.create_table()

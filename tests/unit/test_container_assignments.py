@@ -51,3 +51,14 @@ def test_only_the_composition_root_assigns_container_attributes():
             if hits:
                 found[str(path.relative_to(ROOT))] = hits
     assert found == {}
+
+
+def test_the_live_call_ports_are_always_wired():
+    """No run mode builds a ``Calling`` without the carrier side of live calls, so no use case finds
+    it missing at run time."""
+    import inspect
+
+    from application.calling.app import Calling
+
+    live = inspect.signature(Calling.__init__).parameters["live"]
+    assert live.default is inspect.Parameter.empty and "None" not in str(live.annotation)

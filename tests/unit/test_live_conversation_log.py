@@ -16,9 +16,8 @@ from adapters.simulated.callee import SimulatedCallee
 from application.calling import runner, turn_log
 from application.calling.app import Calling, CallingPorts
 from application.calling.conversation import LiveConversation
-from application.calling.live_ports import LivePorts
+from tests.support.live_ports import unused_live_ports
 from domain.calls.call import Call
-from domain.calls.engines import DEFAULT_PROFILES
 from domain.calls.pricing import DEFAULT_PRICES
 from tests.support.calls import answered_call, later
 
@@ -35,9 +34,7 @@ def quick_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
 def calling() -> Iterator[Calling]:
     ports = CallingPorts(clock=lambda: later(30), brain=ScriptedBrain(), extractor=ScriptedExtractor(),
                          callee=SimulatedCallee, prices=DEFAULT_PRICES)
-    live = LivePorts(carrier=None, edge=None, credentials=None, token_key=b"k" * 32,  # type: ignore[arg-type]
-                     base_url="https://callwright.example", profiles=DEFAULT_PROFILES)
-    app = Calling({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=ports, live=live)
+    app = Calling({"PERSISTENCE_MODULE": "eventsourcing.popo"}, ports=ports, live=unused_live_ports())
     yield app
     app.close()
 
