@@ -121,6 +121,20 @@ def _threading_excepthook(args: threading.ExceptHookArgs) -> None:
         threading.__excepthook__(args)
 
 
+def _unraisable_hook(unraisable: Any) -> None:
+    """An exception Python cannot raise (in a finaliser, a ``__del__``, a garbage-collected
+    coroutine): one ``exception.unraisable`` line, not the interpreter's plain text on stderr."""
+    exc = unraisable.exc_value if unraisable.exc_value is not None else unraisable.exc_type()
+    try:
+        where = unraisable.err_msg or "Exception ignored in"
+        structlog.get_logger("callwright").warning(
+            "exception.unraisable", error=unraisable.exc_type.__name__, where=where,
+            object=repr(unraisable.object)[:200] if unraisable.object is not None else None,
+            exc_info=(unraisable.exc_type, exc, unraisable.exc_traceback))
+    except Exception:
+        sys.__unraisablehook__(unraisable)
+
+
 def configure(level: str = "info", fmt: str = "json", *, final: bool = False) -> None:
     """``final``: nothing configures logging again in this process, so each logger keeps its
     first configuration (a lookup less on every log call; the server passes it)."""
@@ -140,6 +154,7 @@ def configure(level: str = "info", fmt: str = "json", *, final: bool = False) ->
     _route_stdlib(_level(level), fmt)
     sys.excepthook = _sys_excepthook
     threading.excepthook = _threading_excepthook
+    sys.unraisablehook = _unraisable_hook
 
 
 def granian_log_config(level: str = "info", fmt: str = "json") -> dict[str, Any]:

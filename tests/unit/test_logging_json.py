@@ -31,7 +31,7 @@ def restored_logging() -> Iterator[None]:
     handlers, level = root.handlers[:], root.level
     named = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).level,
                     logging.getLogger(name).propagate) for name in NAMED}
-    hooks = sys.excepthook, threading.excepthook
+    hooks = sys.excepthook, threading.excepthook, sys.unraisablehook
     try:
         yield
     finally:
@@ -43,7 +43,7 @@ def restored_logging() -> Iterator[None]:
             logger.handlers[:] = its_handlers
             logger.setLevel(its_level)
             logger.propagate = propagate
-        sys.excepthook, threading.excepthook = hooks
+        sys.excepthook, threading.excepthook, sys.unraisablehook = hooks
 
 
 def json_lines(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -188,3 +188,21 @@ def test_the_console_format_renders_a_library_s_line_on_one_line_too(capsys):
 
     [text] = capsys.readouterr().err.splitlines()
     assert "Heartbeat session expired" in text and "aiokafka.consumer.group_coordinator" in text
+
+
+def test_an_exception_python_cannot_raise_is_one_json_line(capsys):
+    """A ``__del__`` that raises: Python reports it through ``sys.unraisablehook``, which wrote plain
+    text into the JSON lines before."""
+    configure("info", "json")
+
+    class Leaky:
+        def __del__(self) -> None:
+            raise ValueError("closing a connection twice")
+
+    leaky = Leaky()
+    del leaky
+
+    [line] = json_lines(capsys)
+    assert {k: line[k] for k in ("event", "level", "error")} == {
+        "event": "exception.unraisable", "level": "warning", "error": "ValueError"}
+    assert "closing a connection twice" in line["exception"] and "Leaky.__del__" in line["object"] + line["where"]
