@@ -20,7 +20,7 @@ from domain import ids
 from domain.base import TenantAggregate
 from domain.calls import dialing_rules
 from domain.calls.call_rules import (
-    CALLEE, CARRIER_FAILURES, COMPLETED, FAILED, FAILED_SMS, IN_PROGRESS, LEASE, MACHINE_ANSWERS, MAX_VOICEMAIL_TEXT,
+    CARRIER_FAILURES, COMPLETED, FAILED, FAILED_SMS, IN_PROGRESS, LEASE, MACHINE_ANSWERS, MAX_VOICEMAIL_TEXT,
     NO_COST, OUTBOUND, QUEUED, RENEW_AFTER, SENDING, SENT, SIMULATED, TERMINAL, VOICEMAIL, CallStateError,
     abandon_code, new_call_id, simulated_at,
 )
@@ -30,6 +30,7 @@ from domain.calls.run_values import FlowRun, Simulation
 from domain.calls.suppression import SuppressionIndex
 from domain.calls.transfer import FAILED as TRANSFER_FAILED
 from domain.calls.transfer import Transfer
+from domain.calls.usage import TokenCounts
 from domain.errors import NumberSuppressedError, OutsideCallHoursError
 from domain.flows import walk
 
@@ -571,11 +572,10 @@ class Call(TenantAggregate):
         self.session_transport = transport
         self.session_nonce = nonce
         self.session_closed_at = None
-        if resumes:  # the agent is back after a flow's transfer nobody answered: the first opening stays
-            assert self.transfer is not None
-            self.transfer = Transfer.resumed_from(self.transfer)
-        else:
-            self.session_opened_at = at
+        # A session opens for the first time (no opening yet), or again when the agent is back after
+        # a flow's transfer nobody answered (``resumes``): the first opening stays.
+        self.session_opened_at = self.session_opened_at or at
+        self.transfer = Transfer.after_session_opened(self.transfer, resumes)
 
     @event("VoiceSessionClosed")
     def _session_closed(self, reason: str, at: datetime) -> None:
@@ -615,8 +615,10 @@ class Call(TenantAggregate):
                         at: datetime) -> None:
         self.routing = Routing(action=action, reason=reason, destination=destination)
         self.persona, self.record_inbound = persona, record
-        if objective is not None and outcome_schema is not None:
-            self.objective, self.outcome_schema = objective, OutcomeSchema.of(outcome_schema)
+        # A voicemail or a routed call pursues the objective and schema the event names (both or
+        # neither; an objective is never blank), else the call's own.
+        self.objective = objective or self.objective
+        self.outcome_schema = OutcomeSchema.of(outcome_schema or self.outcome_schema)
 
     @event("VoicemailRecorded")
     def _voicemail_recorded(self, url: str, recording_sid: str, duration_seconds: int, at: datetime) -> None:
@@ -625,12 +627,11 @@ class Call(TenantAggregate):
     @event("VoicemailTranscribed")
     def _voicemail_transcribed(self, text: str, at: datetime) -> None:
         self.voicemail = Voicemail.transcribed(self.voicemail, text)
-        self.turns = [*self.turns, {"speaker": CALLEE, "text": text}] if text else self.turns
+        self.turns = Voicemail.heard(self.turns, text)
 
     @event("AgentUsageRecorded")
     def _agent_usage_recorded(self, usage: dict[str, int], at: datetime) -> None:
-        self.agent_usage = {name: self.agent_usage.get(name, 0) + usage.get(name, 0)
-                            for name in {*self.agent_usage, *usage}}
+        self.agent_usage = TokenCounts.sum(self.agent_usage, usage)
 
     @event("Answered")
     def _answered(self, answered_by: str, at: datetime) -> None:

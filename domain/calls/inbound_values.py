@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from domain.calls.call_rules import CALLEE
+
 
 @dataclass(frozen=True, kw_only=True)
 class Routing:
@@ -36,6 +38,11 @@ class Voicemail:
     @classmethod
     def transcribed(cls, voicemail: Voicemail | None, text: str) -> Voicemail:
         return replace(voicemail or cls(), text=text)
+
+    @staticmethod
+    def heard(turns: list[dict[str, str]], text: str) -> list[dict[str, str]]:
+        """The call's turns once the message's text arrived: the caller's turn, when it says anything."""
+        return [*turns, {"speaker": CALLEE, "text": text}] if text else turns
 
     def as_dict(self) -> dict[str, Any]:
         """The shape the call kept before this value existed: only what arrived."""

@@ -55,6 +55,11 @@ class Transfer:
     def resumed_from(cls, transfer: Transfer) -> Transfer:
         return cls(**{**transfer.__dict__, "resumed": True})
 
+    @classmethod
+    def after_session_opened(cls, transfer: Transfer | None, resumes: bool) -> Transfer | None:
+        """A voice session opened: one that resumes the call after a failed flow transfer marks it."""
+        return cls.resumed_from(transfer) if resumes and transfer is not None else transfer
+
     @property
     def pending(self) -> bool:
         return self.status == REQUESTED
