@@ -15,7 +15,7 @@ from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
-from domain.calls.engine_choice import VoiceDefaults, as_weights, check_engine, weights_from
+from domain.calls.engine_choice import VoiceDefaults, check_engine, weights_from
 
 SYSTEM_TENANT = "system"
 
@@ -49,7 +49,6 @@ class SystemDefaults(TenantAggregate):
     @event("VoiceDefaultsChanged")
     def _voice_defaults_changed(self, voice_engine_default: str, voice_ab_weights: dict[str, float], by: str,
                                 at: datetime) -> None:
-        self.voice = VoiceDefaults(voice_engine_default=voice_engine_default,
-                                   voice_ab_weights=as_weights(voice_ab_weights))
+        self.voice = VoiceDefaults.recorded(voice_engine_default, voice_ab_weights)
         self.updated_at = at
         self.updated_by = by

@@ -63,6 +63,11 @@ class VoiceDefaults:
     voice_engine_default: str = DEFAULT_ENGINE
     voice_ab_weights: Weights = DEFAULT_WEIGHTS
 
+    @classmethod
+    def recorded(cls, voice_engine_default: str, voice_ab_weights: Mapping[str, float]) -> VoiceDefaults:
+        """The defaults an event recorded, as it recorded them (``as_weights``: no checks on replay)."""
+        return cls(voice_engine_default=voice_engine_default, voice_ab_weights=as_weights(voice_ab_weights))
+
     def weights_dict(self) -> dict[str, float]:
         """The positive weights, as shown and stored."""
         return {name: weight for name, weight in self.voice_ab_weights if weight > 0}

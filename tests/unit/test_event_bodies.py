@@ -17,7 +17,7 @@ BUILT_IN_VALUES = {"dict", "list", "tuple", "set", "frozenset"}
 BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.Try, ast.Match)
 
 KNOWN = {
-    "domain/accounts/api_key.py:__init__", "domain/accounts/system_defaults.py:_voice_defaults_changed",
+    "domain/accounts/api_key.py:__init__",
     "domain/calls/call.py:_sms_failed", "domain/calls/call.py:_sms_sent",  # post-call SMS: its own aggregate next
     "domain/calls/idempotency.py:__init__", "domain/calls/idempotency.py:_reclaimed",
     "domain/calls/idempotency.py:_rerecorded", "domain/calls/suppression.py:__init__",
