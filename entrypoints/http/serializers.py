@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
 from litestar.serialization import encode_json
 
 from application.head_cache import HeadCache
@@ -14,13 +11,8 @@ from entrypoints.http.schemas.call_record import CallRecord
 _ENCODED = HeadCache(maxsize=2_000)  # a call's record as JSON, by the call's version
 
 
-def call_record(call: Call) -> dict[str, Any]:
-    """The record as the wire shows it, as plain data (``from``, nested objects as dicts)."""
-    return msgspec.to_builtins(CallRecord.of(call))  # type: ignore[no-any-return]
-
-
 def call_record_json(call: Call) -> bytes:
-    """``call_record`` encoded, remembered by the call's version: a record is read far more often
+    """``CallRecord.of(call)`` encoded, remembered by the call's version: a record is read far more often
     than its call changes."""
     version = call.version
     body = _ENCODED.get(call.call_id, version)

@@ -25,7 +25,7 @@ from application.principal import Principal
 from domain.calls.call import Call
 from domain.calls.call_rules import AGENT, CALLEE, CallStateError
 from domain.calls.pricing import DEFAULT_PRICES
-from entrypoints.http.serializers import call_record
+from tests.support.records import call_record
 from tests.postgres import drop_schema, fresh_schema
 from tests.support.calls import CARRIER_SID, NOW, queued_call
 from tests.support.live_ports import unused_live_ports

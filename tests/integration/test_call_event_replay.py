@@ -21,7 +21,8 @@ from litestar.serialization import encode_json
 
 from domain.calls.call import Call
 from domain.webhooks.payload import call_completed
-from entrypoints.http.serializers import call_record, call_record_json
+from entrypoints.http.serializers import call_record_json
+from tests.support.records import call_record
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "call_events" / "release_0_1_0.json"
 RECORDED: dict[str, Any] = json.loads(FIXTURE.read_text())["calls"]
