@@ -12,12 +12,13 @@ from uuid import UUID
 from eventsourcing.application import project_aggregate
 
 from application.calling.app import Calling
-from application.calling.lifecycle import owned_call
+from application.calling.lifecycle import CallRead, read_call
 from application.errors import NotFoundError
 from application.principal import Principal
 from domain.calls.call import Call
 from domain.calls.call_rules import MACHINE_ANSWERS
 from domain.calls.outcome_schema import OutcomeSchema
+from domain.calls.sms import CallSms
 from domain.calls.pricing import money
 from domain.timestamps import iso
 
@@ -54,6 +55,13 @@ EVENT_NAMES: dict[str, str] = {
     "SmsSent": "call.sms_sent",
     "SmsFailed": "call.sms_failed",
 }
+# A call's post-call SMS (its own aggregate since 0.2.0) shows in the call's history as release
+# 0.1.0's SMS events on the call did; opening it is bookkeeping, not shown.
+SMS_EVENT_NAMES: dict[str, str] = {
+    "Claimed": "call.sms_claimed",
+    "Sent": "call.sms_sent",
+    "Failed": "call.sms_failed",
+}
 # SPEC.md's answering-machine rule: an answer by a machine or a fax is what abandons the call.
 MACHINE_DETECTED = "call.machine_detected"
 SYSTEM = "callwright"  # who caused an event that names nobody: the service itself
@@ -79,6 +87,8 @@ class HistoryPage:
 
 
 def event_name(event: Any) -> str:
+    if isinstance(event, CallSms.Event):
+        return SMS_EVENT_NAMES[type(event).__name__]
     name = EVENT_NAMES[type(event).__name__]
     if name == "call.answered" and event.answered_by in MACHINE_ANSWERS:
         return MACHINE_DETECTED
@@ -117,19 +127,34 @@ def event_data(event: Any) -> dict[str, Any]:
     return {name: _masked(event, name, value) for name, value in vars(event).items() if name not in ENVELOPE}
 
 
-def history_event(event: Any) -> HistoryEvent:
+def history_event(event: Any, seq: int | None = None) -> HistoryEvent:
     by = getattr(event, "by", None) or getattr(event, "created_by", None) or SYSTEM
-    return HistoryEvent(seq=event.originator_version, type=event_name(event), at=iso(event.timestamp) or "",
-                        by=by, data=event_data(event))
+    return HistoryEvent(seq=event.originator_version if seq is None else seq, type=event_name(event),
+                        at=iso(event.timestamp) or "", by=by, data=event_data(event))
 
 
 def call_events(calling: Calling, principal: Principal, call_id: str, *, after: int = 0,
                 limit: int = 100) -> HistoryPage:
     """The tenant's call's events after ``after`` (a seq), oldest first, ``limit`` at most."""
-    call = owned_call(calling, principal, call_id)
-    stored = calling.recorder.select_events(call.id, gt=after, limit=limit + 1)
-    shown = [history_event(calling.mapper.to_domain_event(item)) for item in stored[:limit]]
-    return HistoryPage(events=shown, last_seq=shown[-1].seq if len(stored) > limit else None)
+    read = read_call(calling, principal, call_id)
+    if read.sms is None:  # a seq is the call's own version
+        stored = calling.recorder.select_events(read.call.id, gt=after, limit=limit + 1)
+        shown = [history_event(calling.mapper.to_domain_event(item)) for item in stored[:limit]]
+        return HistoryPage(events=shown, last_seq=shown[-1].seq if len(stored) > limit else None)
+    timeline = merged_history(calling, read.call.id, read.sms.id)
+    rest = timeline[after:]
+    shown = [history_event(event, seq) for seq, event in enumerate(rest[:limit], start=after + 1)]
+    return HistoryPage(events=shown, last_seq=shown[-1].seq if len(rest) > limit else None)
+
+
+def merged_history(calling: Calling, call_id: UUID, sms_id: UUID) -> list[Any]:
+    """The call's events and its SMS's (but the opening), in the order they happened: a seq is a
+    place in this order, which is the call's own version up to its first message (every message
+    follows the call's end, and what is recorded later comes later)."""
+    call_events = [calling.mapper.to_domain_event(item) for item in calling.recorder.select_events(call_id)]
+    sms_events = [calling.mapper.to_domain_event(item) for item in calling.recorder.select_events(sms_id)]
+    messages = [event for event in sms_events if not isinstance(event, CallSms.Opened)]
+    return sorted([*call_events, *messages], key=lambda event: event.timestamp)
 
 
 def event_instant(event: Any) -> datetime:
@@ -146,14 +171,19 @@ def version_as_of(events: list[Any], as_of: datetime) -> int | None:
     return max((event.originator_version for event in events if event_instant(event) <= as_of), default=None)
 
 
-def call_as_of(calling: Calling, principal: Principal, call_id: str, as_of: datetime) -> Call:
-    """The tenant's call as it stood at ``as_of``, replayed from its stored events (never a
-    snapshot); before it was queued it did not exist, the same 404 as an unknown call."""
-    call = owned_call(calling, principal, call_id)
-    events = [calling.mapper.to_domain_event(item) for item in calling.recorder.select_events(call.id)]
+def call_as_of(calling: Calling, principal: Principal, call_id: str, as_of: datetime) -> CallRead:
+    """The tenant's call (and its SMS) as it stood at ``as_of``, replayed from its stored events
+    (never a snapshot); before it was queued it did not exist, the same 404 as an unknown call."""
+    read = read_call(calling, principal, call_id)
+    events = [calling.mapper.to_domain_event(item) for item in calling.recorder.select_events(read.call.id)]
     version = version_as_of(events, as_of)
     if version is None:
         raise NotFoundError(f"no call {call_id}", code="call_not_found")
     replayed = project_aggregate(None, [event for event in events if event.originator_version <= version])
     assert isinstance(replayed, Call)
-    return replayed
+    if read.sms is None:
+        return CallRead(replayed)
+    stored = [calling.mapper.to_domain_event(item) for item in calling.recorder.select_events(read.sms.id)]
+    sms = project_aggregate(None, [event for event in stored if event.timestamp <= as_of])
+    assert sms is None or isinstance(sms, CallSms)
+    return CallRead(replayed, sms)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from application.calling.app import Calling
@@ -12,6 +14,7 @@ from application.principal import Principal
 from domain import ids
 from domain.calls.call import Call
 from domain.calls.call_rules import QUEUED
+from domain.calls.sms import CallSms
 
 # Past its maximum duration a call gets this much longer to settle before the watchdog ends it.
 WATCHDOG_GRACE = timedelta(seconds=60)
@@ -36,22 +39,53 @@ def owned_call(calling: Calling, principal: Principal, call_id: str) -> Call:
     return calling.find_owned(Call, ids.CALL, call_id, principal.tenant_id, loc="call_id", noun="call")
 
 
+@dataclass(frozen=True)
+class CallRead:
+    """A call as its record shows it: the call and, once its number has texted the other party,
+    its post-call SMS (``domain/calls/sms.py``)."""
+
+    call: Call
+    sms: CallSms | None = None
+
+
+def may_have_sms(call: Call) -> bool:
+    """Only an ended call is texted, and never a simulated outbound one
+    (``application/numbers/post_call_sms.py``)."""
+    return call.is_terminal and (call.direction == "inbound" or call.mode == "live")
+
+
+def read_call(calling: Calling, principal: Principal, call_id: str) -> CallRead:
+    """``owned_call`` with its post-call SMS."""
+    call = owned_call(calling, principal, call_id)
+    sms = calling.find(CallSms, CallSms.create_id(call.call_id)) if may_have_sms(call) else None
+    return CallRead(call, sms)
+
+
 async def current_call(calling: Calling, principal: Principal, call_id: str, *, reads: FreshReads | None,
-                       offload: Offload) -> Call:
-    """``owned_call`` from the event loop: the call this process's cache holds, when its version is the
-    one committed now (one coalesced read, ``reads.calling_version``, begun after the request
-    arrived, so every write committed before it, by any process, is seen); else read in a thread.
-    Only read what it returns."""
+                       offload: Offload) -> CallRead:
+    """``read_call`` from the event loop: the call (and its SMS) this process's cache holds, when
+    their versions are the ones committed now (one coalesced read, ``reads.calling_version``, begun
+    after the request arrived, so every write committed before it, by any process, is seen); else
+    read in a thread. Only read what it returns."""
     try:
         aggregate_id = ids.from_public(ids.CALL, call_id)
     except ids.MalformedIdError as exc:
         raise FieldError(["path", "call_id"], str(exc), code="invalid_id", value=call_id) from exc
     cached = calling.remembered(Call, aggregate_id) if reads is not None else None
-    if cached is not None and cached.tenant_id == principal.tenant_id:
+    if cached is not None and reads is not None and cached.tenant_id == principal.tenant_id:
         version = cached.version
-        if await reads.calling_version(aggregate_id) == version and cached.version == version:
-            return cached
-    return await offload(owned_call, calling, principal, call_id)
+        if not may_have_sms(cached):
+            if await reads.calling_version(aggregate_id) == version and cached.version == version:
+                return CallRead(cached)
+        else:
+            sms_id = CallSms.create_id(cached.call_id)
+            sms = calling.remembered(CallSms, sms_id)
+            sms_version = sms.version if sms is not None else None
+            committed = await asyncio.gather(reads.calling_version(aggregate_id), reads.calling_version(sms_id))
+            if committed == [version, sms_version] and cached.version == version and (
+                    sms is None or sms.version == sms_version):
+                return CallRead(cached, sms)
+    return await offload(read_call, calling, principal, call_id)
 
 
 def cancel_call(calling: Calling, principal: Principal, call_id: str) -> Call:

@@ -4,11 +4,11 @@ sent once from the number to the other party, and shown on the call record (``sm
 
 The line of a call: an inbound call's number (``metadata.number_id``), or the tenant's number an
 outbound call was placed from. The other party: the caller of an inbound call, the callee of an
-outbound one. Exactly once: a template's message is claimed on the call before the carrier is
-asked (``Call.claim_sms``), so a reactor that sees the call's end twice sends nothing more; a
-process that dies between the claim and the carrier's answer leaves the message ``sending``
-(never sent twice). A send that fails on the carrier's side is tried again, then recorded as
-failed; it never changes the call.
+outbound one. Exactly once: the call's messages are claimed in the commit that opens its
+``CallSms`` (``domain/calls/sms.py``) before the carrier is asked, so a reactor that sees the
+call's end twice sends nothing more; a process that dies between the claim and the carrier's
+answer leaves the message ``sending`` (never sent twice). A send that fails on the carrier's side
+is tried again, then recorded as failed; it never changes the call.
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from collections.abc import Callable
 from application import logs
 from application.calling import live
 from application.calling.app import Calling
+from application.errors import ConflictError
 from application.numbers.lookups import number_called, tenant_number
 from application.providers.ports import AccountAccess, CarrierRefusedError, CarrierUnreachableError
 from domain.calls.call import Call
+from domain.calls.sms import CallSms
 from domain.numbers import sms_templates
 from domain.numbers.field_rules import E164_SHAPE
 from domain.numbers.number import Number
@@ -57,23 +59,25 @@ def send_post_call_sms(calling: Calling, call_id: str, *, sleep: Callable[[float
     outcome = call.outcome or call.partial_outcome or {}
     messages = sms_templates.messages_for(number.sms_templates, outcome, call_from=call.from_number,
                                           call_to=call.to, number_e164=number.e164)
-    account = live.account_of_number(calling, number) if messages else None
-    sent = 0
-    for template_id, body in messages:
-        if not _claim(calling, call_id, template_id, other, body):
-            continue
-        sent += _send(calling, call_id, template_id, account, number.e164, other, body, sleep)
-    return sent
+    owed = [(template_id, other, body) for template_id, body in messages if template_id not in call.sms]
+    if not owed or not _claimed(calling, CallSms.claim(call.tenant_id, call_id, owed, calling.ports.clock())):
+        return 0
+    account = live.account_of_number(calling, number)
+    return sum(_send(calling, call_id, template_id, account, number.e164, to, body, sleep)
+               for template_id, to, body in owed)
 
 
-def _claim(calling: Calling, call_id: str, template_id: str, to: str, body: str) -> bool:
-    claimed: list[bool] = []
+def _claimed(calling: Calling, sms: CallSms) -> bool:
+    """Save the claim; False when another sender opened the call's SMS first."""
+    try:
+        calling.commit(sms)
+    except ConflictError:
+        return False
+    return True
 
-    def claim(call: Call) -> None:
-        claimed[:] = [call.claim_sms(template_id, to, body, calling.ports.clock())]
 
-    calling.update(Call, Call.create_id(call_id), claim)
-    return claimed == [True]
+def _record(calling: Calling, call_id: str, apply: Callable[[CallSms], object]) -> None:
+    calling.update(CallSms, CallSms.create_id(call_id), apply)
 
 
 def _send(calling: Calling, call_id: str, template_id: str, account: AccountAccess | None, from_number: str,
@@ -81,7 +85,7 @@ def _send(calling: Calling, call_id: str, template_id: str, account: AccountAcce
     fields = {"call_id": call_id, "template_id": template_id}
     clock = calling.ports.clock
     if account is None:
-        live.change(calling, call_id, lambda c: c.sms_failed(template_id, "no carrier account to send from", clock()))
+        _record(calling, call_id, lambda s: s.failed(template_id, "no carrier account to send from", clock()))
         log.warning("sms.failed", **fields, error="no carrier account to send from")
         return 0
     carrier = calling.live.carrier
@@ -96,10 +100,10 @@ def _send(calling: Calling, call_id: str, template_id: str, account: AccountAcce
                 sleep(pause)
                 continue
         else:
-            live.change(calling, call_id, lambda c: c.sms_sent(template_id, sid, clock()))
+            _record(calling, call_id, lambda s: s.sent(template_id, sid, clock()))
             log.info("sms.sent", **fields)
             return 1
-        live.change(calling, call_id, lambda c: c.sms_failed(template_id, error, clock()))
+        _record(calling, call_id, lambda s: s.failed(template_id, error, clock()))
         log.warning("sms.failed", **fields, error=error)
         return 0
     return 0

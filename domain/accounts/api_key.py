@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from eventsourcing.domain import event
@@ -45,6 +47,23 @@ def key_uuid(key_hash: str) -> uuid.UUID:
     return ids.deterministic("api_key", key_hash)
 
 
+@dataclass(frozen=True)
+class Grant:
+    """What a key may use: its scopes and its numbers, each ``None`` (no limit) or a tuple, whatever
+    sequence the event holds (a list once stored)."""
+
+    scopes: tuple[str, ...] | None
+    number_ids: tuple[str, ...] | None
+
+    @classmethod
+    def recorded(cls, scopes: Iterable[str] | None, number_ids: Iterable[str] | None) -> Grant:
+        return cls(scopes=_tuple(scopes), number_ids=_tuple(number_ids))
+
+
+def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    return tuple(values) if values is not None else None
+
+
 class ApiKey(TenantAggregate):
     @staticmethod
     def create_id(key_hash: str) -> uuid.UUID:
@@ -69,8 +88,7 @@ class ApiKey(TenantAggregate):
         self.key_hash = key_hash
         self.prefix = prefix
         self.name = name
-        self.scopes = tuple(scopes) if scopes is not None else None
-        self.number_ids = tuple(number_ids) if number_ids is not None else None
+        self.grant = Grant.recorded(scopes, number_ids)
         self.created_at = at
         self.rotated_from = rotated_from
         self.rotated_to: str | None = None
@@ -80,6 +98,14 @@ class ApiKey(TenantAggregate):
     @property
     def key_id(self) -> str:
         return ids.to_public(ids.API_KEY, self.id)
+
+    @property
+    def scopes(self) -> tuple[str, ...] | None:
+        return self.grant.scopes
+
+    @property
+    def number_ids(self) -> tuple[str, ...] | None:
+        return self.grant.number_ids
 
     def status(self, now: datetime) -> str:
         if self.revoked_at is not None:

@@ -20,13 +20,14 @@ from domain import ids
 from domain.base import TenantAggregate
 from domain.calls import dialing_rules
 from domain.calls.call_rules import (
-    CARRIER_FAILURES, COMPLETED, FAILED, FAILED_SMS, IN_PROGRESS, LEASE, MACHINE_ANSWERS, MAX_VOICEMAIL_TEXT,
-    NO_COST, OUTBOUND, QUEUED, RENEW_AFTER, SENDING, SENT, SIMULATED, TERMINAL, VOICEMAIL, CallStateError,
+    CARRIER_FAILURES, COMPLETED, FAILED, IN_PROGRESS, LEASE, MACHINE_ANSWERS, MAX_VOICEMAIL_TEXT,
+    NO_COST, OUTBOUND, QUEUED, RENEW_AFTER, SIMULATED, TERMINAL, VOICEMAIL, CallStateError,
     abandon_code, new_call_id, simulated_at,
 )
 from domain.calls.inbound_values import Routing, Voicemail
 from domain.calls.outcome_schema import OutcomeSchema
 from domain.calls.run_values import FlowRun, Simulation
+from domain.calls.sms import SmsMessage
 from domain.calls.suppression import SuppressionIndex
 from domain.calls.transfer import FAILED as TRANSFER_FAILED
 from domain.calls.transfer import Transfer
@@ -161,7 +162,7 @@ class Call(TenantAggregate):
         self.session_closed_at: datetime | None = None
         self.transfer: Transfer | None = None
         self.recording_sid: str | None = None
-        self.sms: list[dict[str, Any]] = []  # post-call messages: {template_id, to, body, status, sent_at, ...}
+        self.sms: dict[str, SmsMessage] = {}  # post-call messages recorded by release 0.1.0 (sms.py)
         # Inbound (the inbound section): the number's routing, persona and voicemail; the agent's tokens.
         self.routing: Routing | None = None
         self.persona: str | None = None
@@ -496,34 +497,6 @@ class Call(TenantAggregate):
         self._failed(error_code=error_code, message=message[:500], cost_voice=cost_voice,
                      cost_extraction=cost_extraction, cost_total=cost_voice + cost_extraction, at=now)
 
-    # --- post-call SMS ----------------------------------------------------------------------------
-
-    def sms_of(self, template_id: str) -> dict[str, Any] | None:
-        return next((sms for sms in getattr(self, "sms", ()) if sms["template_id"] == template_id), None)
-
-    def claim_sms(self, template_id: str, to: str, body: str, now: datetime) -> bool:
-        """Claim the sending of a template's message; False when it was claimed before (sent,
-        failed, or under way elsewhere)."""
-        if not self.is_terminal:
-            raise CallStateError("messages are sent after the call ends")
-        if self.sms_of(template_id) is not None:
-            return False
-        self._sms_claimed(template_id=template_id, to=to, body=body, at=now)
-        return True
-
-    def sms_sent(self, template_id: str, carrier_sid: str, now: datetime) -> None:
-        self._require_sending(template_id)
-        self._sms_sent(template_id=template_id, carrier_sid=carrier_sid, at=now)
-
-    def sms_failed(self, template_id: str, error: str, now: datetime) -> None:
-        self._require_sending(template_id)
-        self._sms_failed(template_id=template_id, error=error[:300], at=now)
-
-    def _require_sending(self, template_id: str) -> None:
-        sms = self.sms_of(template_id)
-        if sms is None or sms["status"] != SENDING:
-            raise CallStateError(f"no message of template {template_id} is being sent")
-
     # --- events: each only assigns what it says ---------------------------------------------------
 
     @event("Started")
@@ -595,19 +568,18 @@ class Call(TenantAggregate):
         self.recording_url = url
         self.recording_sid = recording_sid
 
+    # Post-call SMS of release 0.1.0, recorded on the call; later messages are a CallSms (sms.py).
     @event("SmsClaimed")
     def _sms_claimed(self, template_id: str, to: str, body: str, at: datetime) -> None:
-        self.sms = [*self.sms, {"template_id": template_id, "to": to, "body": body, "status": SENDING, "sent_at": None}]
+        self.sms = {**self.sms, template_id: SmsMessage(template_id=template_id, to=to, body=body)}
 
     @event("SmsSent")
     def _sms_sent(self, template_id: str, carrier_sid: str, at: datetime) -> None:
-        self.sms = [{**m, "status": SENT, "sent_at": at, "carrier_sid": carrier_sid} if m["template_id"] == template_id
-                    else m for m in self.sms]
+        self.sms = {**self.sms, template_id: SmsMessage.after_sent(self.sms[template_id], carrier_sid, at)}
 
     @event("SmsFailed")
     def _sms_failed(self, template_id: str, error: str, at: datetime) -> None:
-        self.sms = [{**m, "status": FAILED_SMS, "error": error} if m["template_id"] == template_id else m
-                    for m in self.sms]
+        self.sms = {**self.sms, template_id: SmsMessage.after_failure(self.sms[template_id], error)}
 
     @event("InboundRouted")
     def _inbound_routed(self, action: str, reason: str, destination: str | None, persona: str | None, record: bool,

@@ -54,10 +54,7 @@ RENEW_AFTER = timedelta(seconds=5)
 VOICEMAIL = "voicemail"
 MAX_VOICEMAIL_TEXT = 10_000
 
-# Post-call SMS (SPEC.md Number ``sms_templates``): each template of the call's number is sent at most
-# once per call. Sending is claimed on the call first (``SmsClaimed``, a write optimistic concurrency
-# lets only one sender make), then the carrier's answer is recorded (``SmsSent`` or ``SmsFailed``).
-# They follow the terminal event and never move the call's status, as a recording does.
+# A post-call SMS message's states (domain/calls/sms.py).
 SENDING, SENT, FAILED_SMS = "sending", "sent", "failed"
 
 # Amounts carry the price table's four decimal places even when nothing was spent.

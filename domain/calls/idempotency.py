@@ -41,13 +41,7 @@ class IdempotencyRecord(TenantAggregate):
         self.tenant_id = tenant_id
         self.endpoint = endpoint
         self.key = key
-        self._apply(fingerprint, status_code, response, at)
-
-    def _apply(self, fingerprint: str, status_code: int, response: dict[str, Any], at: datetime) -> None:
-        self.fingerprint = fingerprint
-        self.status_code = status_code
-        self.response = response
-        self.recorded_at = at
+        self.fingerprint, self.status_code, self.response, self.recorded_at = fingerprint, status_code, response, at
 
     def is_live(self, now: datetime) -> bool:
         return now < self.recorded_at + WINDOW
@@ -58,7 +52,7 @@ class IdempotencyRecord(TenantAggregate):
 
     @event("Rerecorded")
     def _rerecorded(self, fingerprint: str, status_code: int, response: dict[str, Any], at: datetime) -> None:
-        self._apply(fingerprint, status_code, response, at)
+        self.fingerprint, self.status_code, self.response, self.recorded_at = fingerprint, status_code, response, at
 
 
 class IdempotencyKeyClaim(TenantAggregate):
@@ -74,11 +68,7 @@ class IdempotencyKeyClaim(TenantAggregate):
     def __init__(self, tenant_id: str, key: str, endpoint: str, at: datetime) -> None:
         self.tenant_id = tenant_id
         self.key = key
-        self._apply(endpoint, at)
-
-    def _apply(self, endpoint: str, at: datetime) -> None:
-        self.endpoint = endpoint
-        self.claimed_at = at
+        self.endpoint, self.claimed_at = endpoint, at
 
     def is_live(self, now: datetime) -> bool:
         return now < self.claimed_at + WINDOW
@@ -92,4 +82,4 @@ class IdempotencyKeyClaim(TenantAggregate):
 
     @event("Reclaimed")
     def _reclaimed(self, endpoint: str, at: datetime) -> None:
-        self._apply(endpoint, at)
+        self.endpoint, self.claimed_at = endpoint, at

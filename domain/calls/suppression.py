@@ -26,13 +26,7 @@ class SuppressionEntry(TenantAggregate):
     def __init__(self, tenant_id: str, e164: str, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
         self.tenant_id = tenant_id
         self.e164 = e164
-        self._apply_added(reason, expires_at, by, at)
-
-    def _apply_added(self, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
-        self.reason = reason
-        self.expires_at = expires_at
-        self.added_by = by
-        self.added_at = at
+        self.reason, self.expires_at, self.added_by, self.added_at = reason, expires_at, by, at
         self.removed_at: datetime | None = None
         self.removed_by: str | None = None
 
@@ -41,7 +35,8 @@ class SuppressionEntry(TenantAggregate):
 
     @event("Readded")
     def _readded(self, e164: str, reason: str | None, expires_at: datetime | None, by: str, at: datetime) -> None:
-        self._apply_added(reason, expires_at, by, at)
+        self.reason, self.expires_at, self.added_by, self.added_at = reason, expires_at, by, at
+        self.removed_at = self.removed_by = None
 
     def remove(self, by: str, now: datetime) -> bool:
         if self.removed_at is not None:
@@ -87,4 +82,6 @@ class SuppressionIndex(TenantAggregate):
 
     @event("Delisted")
     def _delisted(self, e164: str) -> None:
-        self.numbers = {k: v for k, v in self.numbers.items() if k != e164}
+        numbers = dict(self.numbers)  # a new dict, as ``_listed`` makes
+        del numbers[e164]  # ``delist_number`` delists only a listed number
+        self.numbers = numbers

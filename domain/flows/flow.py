@@ -9,7 +9,7 @@ table; docs/flows.md). Its events are the state table's rows:
   artifact frozen in the event, ``published_version`` one more. A preview appends nothing.
 
 Keypad ending modes are stored and shown as SPEC.md Flow spells them (``fixed-length``, whichever
-spelling came in; ``keypad.respelled_graph``), also for flows drafted or published before.
+spelling came in; ``keypad.Respelled``), also for flows drafted or published before.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
-from domain.flows import keypad
 from domain.flows.compiler import CompiledFlow
+from domain.flows.keypad import Respelled
 
 FLOW = "flw"
 DRAFT, PUBLISHED = "draft", "published"
@@ -42,7 +42,7 @@ class Flow(TenantAggregate):
     @classmethod
     def draft(cls, *, tenant_id: str, name: str, graph_json: dict[str, Any], by: str, at: datetime) -> Flow:
         return cls(tenant_id=tenant_id, flow_id=ids.to_public(FLOW, uuid.uuid4()), name=name,
-                   graph_json=keypad.respelled_graph(graph_json), by=by, at=at)
+                   graph_json=Respelled.graph(graph_json), by=by, at=at)
 
     @event("Drafted")
     def __init__(self, tenant_id: str, flow_id: str, name: str, graph_json: dict[str, Any], by: str,
@@ -50,7 +50,7 @@ class Flow(TenantAggregate):
         self.tenant_id = tenant_id
         self.flow_id = flow_id
         self.name = name
-        self.graph_json = keypad.respelled_graph(graph_json)
+        self.graph_json = Respelled.graph(graph_json)
         self.draft_version = 1
         self.created_by = by
         self.created_at = at
@@ -65,7 +65,7 @@ class Flow(TenantAggregate):
     def edit(self, *, name: str | None, graph_json: dict[str, Any] | None, by: str, now: datetime) -> bool:
         """A new draft (``None``: that part unchanged); False when it changes nothing."""
         name = self.name if name is None else name
-        graph_json = self.graph_json if graph_json is None else keypad.respelled_graph(graph_json)
+        graph_json = self.graph_json if graph_json is None else Respelled.graph(graph_json)
         if name == self.name and graph_json == self.graph_json:
             return False
         self._draft_edited(name=name, graph_json=graph_json, draft_version=self.draft_version + 1, by=by, at=now)
@@ -74,7 +74,7 @@ class Flow(TenantAggregate):
     @event("DraftEdited")
     def _draft_edited(self, name: str, graph_json: dict[str, Any], draft_version: int, by: str, at: datetime) -> None:
         self.name, self.draft_version, self.updated_at = name, draft_version, at
-        self.graph_json = keypad.respelled_graph(graph_json)
+        self.graph_json = Respelled.graph(graph_json)
 
     def publish(self, compiled: CompiledFlow, *, by: str, now: datetime) -> None:
         """Freeze ``compiled`` (the current draft's artifact) as the next published version."""
@@ -86,6 +86,5 @@ class Flow(TenantAggregate):
                    at: datetime) -> None:
         self.state = PUBLISHED
         self.updated_at = at
-        compiled = {**compiled, "tools": keypad.respelled_tools(compiled["tools"])}
-        self.published = {"version": version, "draft_version": draft_version, "published_at": at,
-                          "published_by": by, "compiled": compiled, "graph": keypad.respelled_graph(graph)}
+        self.published = {"version": version, "draft_version": draft_version, "published_at": at, "published_by": by,
+                          "compiled": Respelled.compiled(compiled), "graph": Respelled.graph(graph)}

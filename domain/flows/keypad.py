@@ -1,7 +1,7 @@
 """The ``keypad`` block of a flow (SPEC.md Flow: touch-tone digits, masked by default; ending modes
 ``terminator``, ``fixed-length``, ``timeout``): the graph's defaults and a question's own block,
 merged into one spec with every key explicit. ``fixed_length`` is read as ``fixed-length``, and what
-is stored or answered uses the spec's spelling (``respelled_graph``). Pure: stdlib only."""
+is stored or answered uses the spec's spelling (``Respelled``). Pure: stdlib only."""
 
 from __future__ import annotations
 
@@ -70,28 +70,37 @@ def ending_mode(value: Any) -> str | None:
     return mode if mode in ENDING_MODES else None
 
 
-def respelled_graph(graph: Any) -> Any:
-    """``graph`` (a draft's ``graph_json`` or a compiled graph) with the ``ending_mode`` of its keypad
-    blocks (beside the nodes, and on each node) in the spec's spelling; everything else, valid or
-    not, as it is. A new object; ``graph`` itself is left alone."""
-    if not isinstance(graph, Mapping):
-        return graph
-    respelled = dict(graph)
-    if "keypad" in respelled:
-        respelled["keypad"] = _respelled_block(respelled["keypad"])
-    if isinstance(respelled.get("nodes"), list):
-        respelled["nodes"] = [{**node, "keypad": _respelled_block(node["keypad"])}
-                              if isinstance(node, Mapping) and "keypad" in node else node
-                              for node in respelled["nodes"]]
-    return respelled
+class Respelled:
+    """What a flow keeps (a draft's ``graph_json``, a published graph and artifact) with the
+    ``ending_mode`` of its keypad blocks in the spec's spelling; everything else, valid or not, as it
+    is. New objects; what is given is left alone."""
 
+    @staticmethod
+    def graph(graph: Any) -> Any:
+        """A draft's ``graph_json`` or a compiled graph: the keypad block beside the nodes and each node's."""
+        if not isinstance(graph, Mapping):
+            return graph
+        respelled = dict(graph)
+        if "keypad" in respelled:
+            respelled["keypad"] = _respelled_block(respelled["keypad"])
+        if isinstance(respelled.get("nodes"), list):
+            respelled["nodes"] = [{**node, "keypad": _respelled_block(node["keypad"])}
+                                  if isinstance(node, Mapping) and "keypad" in node else node
+                                  for node in respelled["nodes"]]
+        return respelled
 
-def respelled_tools(tools: Any) -> Any:
-    """A compiled artifact's ``tools`` with ``collect_digits``' keypad settings in the spec's spelling."""
-    if not isinstance(tools, list):
-        return tools
-    return [{**tool, "fields": {name: _respelled_block(spec) for name, spec in tool["fields"].items()}}
-            if isinstance(tool, Mapping) and isinstance(tool.get("fields"), Mapping) else tool for tool in tools]
+    @staticmethod
+    def tools(tools: Any) -> Any:
+        """A compiled artifact's ``tools`` with ``collect_digits``' keypad settings respelled."""
+        if not isinstance(tools, list):
+            return tools
+        return [{**tool, "fields": {name: _respelled_block(spec) for name, spec in tool["fields"].items()}}
+                if isinstance(tool, Mapping) and isinstance(tool.get("fields"), Mapping) else tool for tool in tools]
+
+    @classmethod
+    def compiled(cls, compiled: Mapping[str, Any]) -> dict[str, Any]:
+        """A compiled artifact with its ``tools`` respelled."""
+        return {**compiled, "tools": cls.tools(compiled["tools"])}
 
 
 def _respelled_block(block: Any) -> Any:

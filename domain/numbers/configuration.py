@@ -1,6 +1,6 @@
-"""What a number does on its calls (SPEC.md Number): the settable fields, their defaults, the rule
-of each (``field_rules.py``, ``hours.py``, ``routes.py``, ``sms_templates.py``) and the rules
-between fields, which see the settings as they will be after the change.
+"""What a number does on its calls (SPEC.md Number): the settable fields with their defaults and
+rules (``settings.NumberSettings``), and the rules between fields, which see the settings as they
+will be after the change.
 
 Pure: the standard library and the domain. Every problem is collected, never just the first.
 """
@@ -11,60 +11,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from domain.calls import dialing_rules
-from domain.calls.outcome_schema import compile_schema
 from domain.errors import DialingRuleError, InputProblem, NumberConfigurationError
-from domain.numbers import field_rules as rules
-from domain.numbers import hours, routes, sms_templates
-from domain.numbers.field_rules import MAX_GREETING, MAX_PERSONA, MAX_SHORT_TEXT
+from domain.numbers import routes, sms_templates
+from domain.numbers.settings import CHECKS, DEFAULT_OBJECTIVE, FIELDS, NULLABLE, NumberSettings
 
-# The settable fields, in the order the API shows them. A field added later gets a default in
-# ``DEFAULTS`` so numbers registered before it read it from there (events are a stored contract).
-FIELDS = ("objective", "greeting", "greeting_voice_id", "persona", "outcome_schema", "recording_enabled",
-          "voice_engine", "flow_id", "transfer_destinations", "transfer_max_attempts", "language", "timezone",
-          "hours_json", "overflow_action", "overflow_message", "routes", "voicemail_mode", "voicemail_schema",
-          "voicemail_persona", "sms_enabled", "sms_brand_id", "sms_templates")
-NULLABLE = frozenset({"greeting", "greeting_voice_id", "persona", "voice_engine", "flow_id", "timezone",
-                      "hours_json", "overflow_message", "voicemail_persona", "sms_brand_id"})
+__all__ = ["DEFAULTS", "DEFAULT_OBJECTIVE", "FIELDS", "NULLABLE", "FlowExists", "check", "complete", "defaults_for"]
 
-DEFAULT_OBJECTIVE = ("Answer the call on behalf of the business: find out who is calling and what they need, help "
-                     "with it where you can, and otherwise take a clear message with a way to call them back.")
-DEFAULT_OUTCOME_SCHEMA: dict[str, Any] = {
-    "summary": {"type": "string", "description": "What the caller wanted and what was agreed"},
-    "caller_name": {"type": "string", "optional": True},
-    "callback_requested": {"type": "boolean", "optional": True},
-}
-DEFAULT_VOICEMAIL_SCHEMA: dict[str, Any] = {
-    "message": {"type": "string", "description": "What the caller said, in a sentence or two"},
-    "caller_name": {"type": "string", "optional": True},
-    "callback_number": {"type": "string", "optional": True, "description": "A number to call back, if given"},
-}
-DEFAULT_LANGUAGE = "en-US"
-DEFAULT_TRANSFER_ATTEMPTS = 3
-
-DEFAULTS: dict[str, Any] = {
-    "objective": DEFAULT_OBJECTIVE,
-    "greeting": None,
-    "greeting_voice_id": None,  # None: the voice of the number's engine
-    "persona": None,
-    "outcome_schema": compile_schema(DEFAULT_OUTCOME_SCHEMA).to_definition(),
-    "recording_enabled": True,
-    "voice_engine": None,  # None: the tenant's default engine
-    "flow_id": None,
-    "transfer_destinations": [],
-    "transfer_max_attempts": DEFAULT_TRANSFER_ATTEMPTS,
-    "language": DEFAULT_LANGUAGE,
-    "timezone": None,
-    "hours_json": None,  # always open
-    "overflow_action": "voicemail",
-    "overflow_message": None,
-    "routes": [],
-    "voicemail_mode": "overflow_only",
-    "voicemail_schema": compile_schema(DEFAULT_VOICEMAIL_SCHEMA).to_definition(),
-    "voicemail_persona": None,
-    "sms_enabled": False,
-    "sms_brand_id": None,
-    "sms_templates": [],
-}
+DEFAULTS: dict[str, Any] = NumberSettings().as_dict()  # each field's default, by name
 
 # Whether a flow id names a published flow of the tenant (None: none exists yet).
 FlowExists = Callable[[str], bool]
@@ -72,7 +25,7 @@ FlowExists = Callable[[str], bool]
 
 def defaults_for(e164: str) -> dict[str, Any]:
     """Every field's default; the time zone is the number's own when it has exactly one."""
-    settings = {name: _copy(value) for name, value in DEFAULTS.items()}
+    settings = NumberSettings().as_dict()
     try:
         zones = dialing_rules.parse_destination(e164).time_zones
     except DialingRuleError:
@@ -84,7 +37,7 @@ def defaults_for(e164: str) -> dict[str, Any]:
 
 def complete(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Stored settings with the defaults of fields they predate."""
-    return {name: _copy(settings[name]) if name in settings else _copy(DEFAULTS[name]) for name in FIELDS}
+    return NumberSettings.of(settings).as_dict()
 
 
 def check(fields: Mapping[str, Any], *, own_e164: str, current: Mapping[str, Any] | None = None,
@@ -102,7 +55,7 @@ def check(fields: Mapping[str, Any], *, own_e164: str, current: Mapping[str, Any
             checked[name] = None
             continue
         found: list[InputProblem] = []
-        result = _CHECKS[name](value, own_e164, found)
+        result = CHECKS[name](value, own_e164, found)
         problems.extend(([name, *loc], message, kind, bad) for loc, message, kind, bad in found)
         if not found:
             checked[name] = result
@@ -152,37 +105,3 @@ def _check_together(merged: dict[str, Any], *, touched: set[str], checked: dict[
             problems.append((["voicemail_mode" if "voicemail_mode" in touched else "overflow_action"],
                              "voicemail is off, but overflow_action or a route sends calls to voicemail: choose "
                              "another action or turn voicemail on", "voicemail_off", merged["voicemail_mode"]))
-
-
-_CHECKS: dict[str, Callable[[Any, str, list[InputProblem]], Any]] = {
-    "objective": rules.text(rules.MAX_OBJECTIVE, blank_ok=False),
-    "greeting": rules.text(MAX_GREETING, blank_ok=True),
-    "greeting_voice_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
-    "persona": rules.text(MAX_PERSONA, blank_ok=True),
-    "outcome_schema": rules.outcome_schema,
-    "recording_enabled": rules.boolean,
-    "voice_engine": rules.voice_engine,
-    "flow_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
-    "transfer_destinations": rules.destinations,
-    "transfer_max_attempts": rules.attempts,
-    "language": rules.language,
-    "timezone": rules.timezone,
-    "hours_json": hours.check_hours,
-    "overflow_action": hours.check_overflow_action,
-    "overflow_message": rules.text(MAX_GREETING, blank_ok=False),
-    "routes": routes.check_routes,
-    "voicemail_mode": hours.check_voicemail_mode,
-    "voicemail_schema": rules.outcome_schema,
-    "voicemail_persona": rules.text(MAX_PERSONA, blank_ok=True),
-    "sms_enabled": rules.boolean,
-    "sms_brand_id": rules.text(MAX_SHORT_TEXT, blank_ok=False),
-    "sms_templates": sms_templates.check_templates,
-}
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value

@@ -2,7 +2,7 @@
 
 A checker takes ``(value, own_e164, problems)``, returns the normalized value, or None after
 adding every problem it found to ``problems`` as ``(loc within the field, message, type code,
-the input at fault)``. ``configuration.py`` names the checker of each field; the shapes of their
+the input at fault)``. ``settings.py`` names the checker of each field; the shapes of their
 own (hours, routes, SMS templates) have modules of their own. Pure: the standard library, the
 dialing rules and the outcome schema compiler.
 """

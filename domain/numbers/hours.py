@@ -6,7 +6,7 @@ non-overlapping ``[start, end)`` windows in 24 h ``HH:MM`` wall-clock time of th
 judged on local wall time, so across a DST change a time skipped in the spring simply never occurs
 and a repeated autumn hour is open both times or neither.
 
-Pure: the standard library and zoneinfo. Checkers follow ``configuration._CHECKS``: ``(value,
+Pure: the standard library and zoneinfo. Checkers follow ``settings.CHECKS``: ``(value,
 own_e164, problems) -> normalized value``, every problem collected, never just the first.
 """
 

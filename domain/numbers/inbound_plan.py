@@ -38,14 +38,20 @@ ROUTED_SCHEMA: dict[str, Any] = {
 
 
 class Line(Protocol):
-    """The settings of a number this module reads."""
+    """The settings of a number this module reads (``settings.NumberSettings``'s types)."""
 
-    hours_json: dict[str, list[list[str]]] | None
-    timezone: str | None
-    overflow_action: str
-    routes: list[dict[str, Any]]
-    voicemail_mode: str
-    transfer_destinations: list[dict[str, str]]
+    @property
+    def hours_json(self) -> dict[str, list[list[str]]] | None: ...
+    @property
+    def timezone(self) -> str | None: ...
+    @property
+    def overflow_action(self) -> str: ...
+    @property
+    def routes(self) -> list[dict[str, Any]]: ...
+    @property
+    def voicemail_mode(self) -> str: ...
+    @property
+    def transfer_destinations(self) -> list[dict[str, str]]: ...
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,16 +1,18 @@
 """Phone numbers of a tenant (SPEC.md Number): the configuration of one line, the claim that makes
 an E.164 belong to at most one active number across all tenants, and a tenant's list of numbers.
 
-Settings live in one mapping per event (``configuration.FIELDS``), so the surface can grow
-(flows, SMS, voicemail, hours) without new event types: older events read later fields' defaults.
+Settings live in one mapping per event (the fields of ``settings.NumberSettings``), so the surface
+can grow (flows, SMS, voicemail, hours) without new event types: older events read later fields'
+defaults.
 """
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import event
 
@@ -18,12 +20,26 @@ from domain import ids
 from domain.base import TenantAggregate
 from domain.errors import NumberDisconnectedError, NumberTakenError
 from domain.numbers import configuration
+from domain.numbers.settings import FIELDS, NumberSettings
 
 BYO = "byo"  # bring your own: a number of the tenant's verified carrier account
 MANAGED = "managed"  # bought by the service on its managed carrier sub-account (docs/numbers.md)
 
+if TYPE_CHECKING:  # a number reads each setting as an attribute of its own (``_reads_settings``)
+    _Settings = NumberSettings
+else:
+    _Settings = object
 
-class Number(TenantAggregate):
+
+def _reads_settings(cls: type[Number]) -> type[Number]:
+    """Each setting as a read-only attribute of the number, read from its ``configured`` value."""
+    for name in FIELDS:
+        setattr(cls, name, property(operator.attrgetter(f"configured.{name}")))
+    return cls
+
+
+@_reads_settings
+class Number(TenantAggregate, _Settings):
     """A random UUID (SPEC.md: "The identifier is a UUID"); the public id is its canonical string."""
 
     @staticmethod
@@ -54,35 +70,8 @@ class Number(TenantAggregate):
         self.updated_at: datetime | None = None
         self.disconnected_at: datetime | None = None
         self.disconnected_by: str | None = None
-        self._assign(configuration.complete(settings))
+        self.configured = NumberSettings.of(settings)  # the settings; each also reads as an attribute
 
-    def _assign(self, settings: Mapping[str, Any]) -> None:
-        for name, value in settings.items():
-            setattr(self, name, value)
-
-    # Typed views of the settings (assigned by ``_assign``).
-    objective: str
-    greeting: str | None
-    greeting_voice_id: str | None
-    persona: str | None
-    outcome_schema: dict[str, Any]
-    recording_enabled: bool
-    voice_engine: str | None
-    flow_id: str | None
-    transfer_destinations: list[dict[str, str]]
-    transfer_max_attempts: int
-    language: str
-    timezone: str | None
-    hours_json: dict[str, list[list[str]]] | None
-    overflow_action: str
-    overflow_message: str | None
-    routes: list[dict[str, Any]]
-    voicemail_mode: str
-    voicemail_schema: dict[str, Any]
-    voicemail_persona: str | None
-    sms_enabled: bool
-    sms_brand_id: str | None
-    sms_templates: list[dict[str, Any]]
     # What the greeting's audio was last rendered from: {greeting, voice_id, sha256, bytes}.
     greeting_rendered: dict[str, Any] | None = None
 
@@ -117,7 +106,8 @@ class Number(TenantAggregate):
         return self.disconnected_at is None
 
     def settings(self) -> dict[str, Any]:
-        return configuration.complete({name: getattr(self, name) for name in configuration.FIELDS})
+        """Every setting by name, in order (copies)."""
+        return self.configured.as_dict()
 
     def update(self, fields: Mapping[str, Any], *, by: str, at: datetime,
                flow_exists: configuration.FlowExists | None = None) -> dict[str, Any]:
@@ -133,7 +123,7 @@ class Number(TenantAggregate):
 
     @event("Updated")
     def _updated(self, changes: dict[str, Any], by: str, at: datetime) -> None:
-        self._assign(changes)
+        self.configured = NumberSettings.changed(self.configured, changes)
         self.updated_at = at
 
     def disconnect(self, *, by: str, at: datetime) -> bool:
@@ -220,7 +210,8 @@ class TenantNumberIndex(TenantAggregate):
 
     @event("Removed")
     def _removed(self, number_id: str) -> None:
-        self.positions = {k: v for k, v in self.positions.items() if k != number_id}
+        self.positions = dict(self.positions)
+        del self.positions[number_id]
 
     def after(self, position: int) -> list[tuple[int, str]]:
         """``(position, number_id)`` of the active numbers registered after ``position``, oldest first."""

@@ -5,7 +5,7 @@
 ``destination`` names one of the number's transfer destinations by label: required for ``transfer``,
 not allowed otherwise (``null`` counts as left out).
 
-Pure: the standard library. ``check_routes`` follows ``configuration._CHECKS``: ``(value, own_e164,
+Pure: the standard library. ``check_routes`` follows ``settings.CHECKS``: ``(value, own_e164,
 problems) -> normalized value``, every problem collected, never just the first. Whether a destination
 label exists is a rule across fields: ``check_route_destinations``.
 """

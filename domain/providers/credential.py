@@ -5,6 +5,7 @@ One per tenant and provider (deterministic id); re-verifying replaces the creden
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from eventsourcing.domain import event
@@ -18,6 +19,24 @@ VERIFIED = "verified"
 NOT_CONFIGURED = "not_configured"
 
 
+class AccountNumbers:
+    """The numbers of a verified carrier account, ``{"number": e164, "friendly": name}`` each: the
+    caller number is one of them, and stays chosen only while the account holds it."""
+
+    @staticmethod
+    def copied(numbers: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
+        return [dict(n) for n in numbers]
+
+    @staticmethod
+    def hold(numbers: Iterable[Mapping[str, str]], e164: str) -> bool:
+        return any(n["number"] == e164 for n in numbers)
+
+    @classmethod
+    def caller_kept(cls, numbers: Iterable[Mapping[str, str]], caller_number: str | None) -> str | None:
+        """The caller number, or ``None`` when the account does not hold it (it is chosen again)."""
+        return caller_number if caller_number is None or cls.hold(numbers, caller_number) else None
+
+
 class ProviderCredential(TenantAggregate):
     @staticmethod
     def create_id(tenant_id: str, provider: str) -> uuid.UUID:
@@ -29,27 +48,19 @@ class ProviderCredential(TenantAggregate):
         self.tenant_id = tenant_id
         self.provider = provider
         self.status = VERIFIED
-        self._assign(account_sid, sealed_token, last4, account_name, numbers, by, at)
+        self.account_sid, self.sealed_token, self.last4 = account_sid, sealed_token, last4
+        self.account_name, self.numbers = account_name, AccountNumbers.copied(numbers)
+        self.verified_by, self.verified_at = by, at
         self.caller_number: str | None = None
         self.caller_selected_by: str | None = None
         self.caller_selected_at: datetime | None = None
-
-    def _assign(self, account_sid: str, sealed_token: str, last4: str, account_name: str,
-                numbers: list[dict[str, str]], by: str, at: datetime) -> None:
-        self.account_sid = account_sid
-        self.sealed_token = sealed_token
-        self.last4 = last4
-        self.account_name = account_name
-        self.numbers = [dict(n) for n in numbers]
-        self.verified_by = by
-        self.verified_at = at
 
     @property
     def verified(self) -> bool:
         return self.status == VERIFIED
 
     def holds(self, e164: str) -> bool:
-        return any(n["number"] == e164 for n in self.numbers)
+        return AccountNumbers.hold(self.numbers, e164)
 
     def reverify(self, *, account_sid: str, sealed_token: str, last4: str, account_name: str,
                  numbers: list[dict[str, str]], by: str, at: datetime) -> None:
@@ -60,9 +71,10 @@ class ProviderCredential(TenantAggregate):
     def _reverified(self, account_sid: str, sealed_token: str, last4: str, account_name: str,
                     numbers: list[dict[str, str]], by: str, at: datetime) -> None:
         self.status = VERIFIED
-        self._assign(account_sid, sealed_token, last4, account_name, numbers, by, at)
-        if self.caller_number is not None and not self.holds(self.caller_number):
-            self.caller_number = None  # the new account does not hold it: choose again
+        self.account_sid, self.sealed_token, self.last4 = account_sid, sealed_token, last4
+        self.account_name, self.numbers = account_name, AccountNumbers.copied(numbers)
+        self.verified_by, self.verified_at = by, at
+        self.caller_number = AccountNumbers.caller_kept(self.numbers, self.caller_number)
 
     def select_number(self, e164: str, *, by: str, at: datetime) -> None:
         if not self.holds(e164):

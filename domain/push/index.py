@@ -4,16 +4,52 @@ notifier reads it alone to find which devices a number's inbound call goes to.""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 from eventsourcing.domain import event
 
 from domain import ids
 from domain.base import TenantAggregate
 
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """``places``: every subscription not unsubscribed, with its place in the listing (a new one
+    goes last, one listed already keeps its place); ``numbers``: the numbers of each active one
+    (tombstoned ones have none); ``serial``: the last place given."""
+
+    places: dict[str, int] = field(default_factory=dict)
+    numbers: dict[str, list[str]] = field(default_factory=dict)
+    serial: int = 0
+
+    @classmethod
+    def after_listing(cls, listing: Listing, subscription_id: str, number_ids: list[str]) -> Listing:
+        numbers = {**listing.numbers, subscription_id: number_ids}
+        if subscription_id in listing.places:
+            return cls(listing.places, numbers, listing.serial)
+        serial = listing.serial + 1
+        return cls({**listing.places, subscription_id: serial}, numbers, serial)
+
+    @classmethod
+    def after_deactivating(cls, listing: Listing, subscription_id: str) -> Listing:
+        """Still listed, with no numbers."""
+        return cls(listing.places, _without(listing.numbers, subscription_id), listing.serial)
+
+    @classmethod
+    def after_unlisting(cls, listing: Listing, subscription_id: str) -> Listing:
+        return cls(_without(listing.places, subscription_id), _without(listing.numbers, subscription_id),
+                   listing.serial)
+
+
+def _without(entries: dict[str, _V], key: str) -> dict[str, _V]:
+    return {k: value for k, value in entries.items() if k != key}
+
 
 class PushSubscriptionIndex(TenantAggregate):
-    """``listed``: every subscription not unsubscribed, with its place in the listing (first
-    subscription first); ``numbers``: the numbers of each active one (tombstoned ones have none)."""
+    """``listing``: the subscriptions listed and the numbers of the active ones (``Listing``)."""
 
     @staticmethod
     def create_id(tenant_id: str) -> uuid.UUID:
@@ -22,9 +58,17 @@ class PushSubscriptionIndex(TenantAggregate):
     @event("Started")
     def __init__(self, tenant_id: str) -> None:
         self.tenant_id = tenant_id
-        self.listed: dict[str, int] = {}
-        self.numbers: dict[str, list[str]] = {}
-        self.serial = 0
+        self.listing = Listing()
+
+    @property
+    def listed(self) -> dict[str, int]:
+        """Each subscription not unsubscribed, with its place in the listing."""
+        return self.listing.places
+
+    @property
+    def numbers(self) -> dict[str, list[str]]:
+        """The numbers of each active subscription."""
+        return self.listing.numbers
 
     def subscribe(self, subscription_id: str, number_ids: list[str]) -> None:
         if self.numbers.get(subscription_id) != list(number_ids) or subscription_id not in self.listed:
@@ -32,10 +76,7 @@ class PushSubscriptionIndex(TenantAggregate):
 
     @event("Listed")
     def _listed(self, subscription_id: str, number_ids: list[str]) -> None:
-        if subscription_id not in self.listed:
-            self.serial += 1
-            self.listed = {**self.listed, subscription_id: self.serial}
-        self.numbers = {**self.numbers, subscription_id: number_ids}
+        self.listing = Listing.after_listing(self.listing, subscription_id, number_ids)
 
     def deactivate(self, subscription_id: str) -> None:
         """Tombstoned: still listed, sent nothing."""
@@ -44,7 +85,7 @@ class PushSubscriptionIndex(TenantAggregate):
 
     @event("Deactivated")
     def _deactivated(self, subscription_id: str) -> None:
-        self.numbers = {key: value for key, value in self.numbers.items() if key != subscription_id}
+        self.listing = Listing.after_deactivating(self.listing, subscription_id)
 
     def unlist(self, subscription_id: str) -> None:
         if subscription_id in self.listed:
@@ -52,8 +93,7 @@ class PushSubscriptionIndex(TenantAggregate):
 
     @event("Unlisted")
     def _unlisted(self, subscription_id: str) -> None:
-        self.listed = {key: value for key, value in self.listed.items() if key != subscription_id}
-        self.numbers = {key: value for key, value in self.numbers.items() if key != subscription_id}
+        self.listing = Listing.after_unlisting(self.listing, subscription_id)
 
     def subscribed_to(self, number_id: str) -> list[str]:
         """The active subscriptions of ``number_id``, in listing order."""

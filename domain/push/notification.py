@@ -60,13 +60,18 @@ class PushNotification(TenantAggregate):
         self.status = PENDING
         self.attempts: list[dict[str, Any]] = []
         self.sending_attempt: int | None = None
-        self.sent_at: datetime | None = None
         self.delivered_at: datetime | None = None
         self.closed_reason: str | None = None
 
     @property
     def notification_id(self) -> str:
         return ids.to_public(ids.PUSH_NOTIFICATION, self.id)
+
+    @property
+    def sent_at(self) -> datetime | None:
+        """When the push service accepted it: the attempt it answered with a 2xx, or None."""
+        sent = [a["at"] for a in self.attempts if answered(a["response_status"]) == SENT]
+        return sent[-1] if sent else None
 
     def payload(self) -> bytes:
         """What the device decrypts (UTF-8 JSON)."""
@@ -116,8 +121,6 @@ class PushNotification(TenantAggregate):
                                           "latency_ms": latency_ms, "at": at}]
         self.sending_attempt = None
         self.status = status
-        if status == SENT:
-            self.sent_at = at
 
     def close(self, reason: str, now: datetime) -> None:
         """Nothing more is sent: the subscription was tombstoned or unsubscribed meanwhile."""

@@ -66,10 +66,6 @@ class PushSubscription(TenantAggregate):
         self.last_notified_at: datetime | None = None
         self.last_delivered_at: datetime | None = None
         self.last_failure: dict[str, object] | None = None
-        self._renew(p256dh, sealed_auth, number_ids, device_label, by, at)
-
-    def _renew(self, p256dh: str, sealed_auth: str, number_ids: list[str], device_label: str | None, by: str,
-               at: datetime) -> None:
         self.p256dh = p256dh
         self.sealed_auth = sealed_auth
         self.number_ids = list(number_ids)
@@ -105,7 +101,16 @@ class PushSubscription(TenantAggregate):
     @event("Resubscribed")
     def _resubscribed(self, p256dh: str, sealed_auth: str, number_ids: list[str], device_label: str | None, by: str,
                       at: datetime) -> None:
-        self._renew(p256dh, sealed_auth, number_ids, device_label, by, at)
+        self.p256dh = p256dh
+        self.sealed_auth = sealed_auth
+        self.number_ids = list(number_ids)
+        self.device_label = device_label
+        self.subscribed_by = by
+        self.subscribed_at = at
+        self.failure_count = 0
+        self.tombstoned_at = None
+        self.tombstone_reason = None
+        self.unsubscribed_at = None
 
     def unsubscribe(self, by: str, now: datetime) -> bool:
         if self.unsubscribed_at is not None:

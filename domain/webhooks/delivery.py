@@ -10,6 +10,8 @@ stopped after it may have sent): it is written down as lost and counts toward th
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,6 +47,46 @@ def verdict(status: int | None) -> str:
     return RETRY
 
 
+@dataclass(frozen=True)
+class Retries:
+    """The seconds to wait after each failed automatic attempt, fixed when the delivery is
+    scheduled so a change of settings never reshapes a delivery under way, and how many automatic
+    attempts were leased (``made``; a manual re-post is not one of them)."""
+
+    delays: tuple[float, ...] = RETRY_DELAYS
+    made: int = 0
+
+    @classmethod
+    def scheduled(cls, delays: Sequence[float] | None) -> Retries:
+        """``delays`` None: the spec's schedule."""
+        return cls() if delays is None else cls(tuple(delays))
+
+    @classmethod
+    def after_lease(cls, retries: Retries, manual: bool) -> Retries:
+        return retries if manual else replace(retries, made=retries.made + 1)
+
+    def next_attempt_at(self, now: datetime) -> datetime | None:
+        """When the next automatic attempt goes after the latest one failed at ``now``; None once
+        the last one failed."""
+        if self.made > len(self.delays):
+            return None
+        return now + timedelta(seconds=self.delays[self.made - 1])
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """Why nothing more goes out, and the status it leaves: a pending delivery is cancelled; one
+    that had finished keeps its status (only its requested or leased manual retry is dropped)."""
+
+    reason: str
+    status: str
+
+    @classmethod
+    def of(cls, reason: str, status: str) -> Cancellation:
+        """``status``: the delivery's status when it is cancelled."""
+        return cls(reason=reason, status=CANCELLED if status == PENDING else status)
+
+
 class DeliveryStateError(Exception):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
@@ -73,13 +115,11 @@ class WebhookDelivery(TenantAggregate):
         self.status = PENDING
         self.next_attempt_at: datetime | None = at
         self.attempts: list[dict[str, Any]] = []
-        self.automatic_attempts = 0
         self.leased_attempt: int | None = None
         self.lease_manual = False
         self.lease_until: datetime | None = None
         self.retry_requested_at: datetime | None = None
-        # Fixed when scheduled, so a change of settings never reshapes a delivery under way.
-        self.retry_delays = list(retry_delays if retry_delays is not None else RETRY_DELAYS)
+        self.retries = Retries.scheduled(retry_delays)
 
     @property
     def delivery_id(self) -> str:
@@ -121,10 +161,8 @@ class WebhookDelivery(TenantAggregate):
         self.leased_attempt = attempt
         self.lease_manual = manual
         self.lease_until = until
-        if manual:
-            self.retry_requested_at = None
-        else:
-            self.automatic_attempts += 1
+        self.retry_requested_at = None  # taken by a manual attempt; an automatic one is leased without one
+        self.retries = Retries.after_lease(self.retries, manual)
 
     def record_attempt(self, attempt: int, *, status: int | None, body: str, latency_ms: int, error: str | None,
                        address: str | None, now: datetime) -> None:
@@ -142,10 +180,9 @@ class WebhookDelivery(TenantAggregate):
             new_status, next_at = self.status, self.next_attempt_at
         elif outcome == GIVE_UP:
             new_status, next_at = FAILED, None
-        elif self.automatic_attempts > len(self.retry_delays):
-            new_status, next_at = PERMANENTLY_FAILED, None
         else:
-            new_status, next_at = PENDING, now + timedelta(seconds=self.retry_delays[self.automatic_attempts - 1])
+            next_at = self.retries.next_attempt_at(now)
+            new_status = PERMANENTLY_FAILED if next_at is None else PENDING
         self._attempted(attempt=attempt, manual=manual, response_status=status, response_body=body,
                         latency_ms=latency_ms, error=error, address=address, at=now, status=new_status,
                         next_attempt_at=next_at)
@@ -184,10 +221,10 @@ class WebhookDelivery(TenantAggregate):
 
     @event("Cancelled")
     def _cancelled(self, reason: str, at: datetime) -> None:
-        if self.status == PENDING:
-            self.status = CANCELLED
+        cancellation = Cancellation.of(reason, self.status)
+        self.status = cancellation.status
         self.next_attempt_at = None
         self.retry_requested_at = None
         self.leased_attempt = None
         self.lease_until = None
-        self.cancel_reason = reason
+        self.cancel_reason = cancellation.reason

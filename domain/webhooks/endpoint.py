@@ -6,6 +6,7 @@ a grace period beside the new one."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -86,8 +87,9 @@ class WebhookEndpoint(TenantAggregate):
 
     @event("Changed")
     def _changed(self, changes: dict[str, Any], by: str, at: datetime) -> None:
-        for name, value in changes.items():
-            setattr(self, name, value)
+        # The fields the event names (some of ``EDITABLE``) take their new values; the others stay.
+        edited = {"url": self.url, "description": self.description, "events": self.events, **changes}
+        self.url, self.description, self.events = edited["url"], edited["description"], edited["events"]
 
     def rotate_secret(self, sealed_secret: str, by: str, now: datetime) -> None:
         """The current secret becomes the previous one, valid until ``now + SECRET_GRACE``; a
@@ -142,6 +144,29 @@ class WebhookEndpoint(TenantAggregate):
         self.deleted_by = by
 
 
+@dataclass(frozen=True)
+class Roster:
+    """A tenant's endpoint ids in creation order, and the active ones among them in that order."""
+
+    endpoint_ids: list[str] = field(default_factory=list)
+    active_ids: list[str] = field(default_factory=list)
+
+    @classmethod
+    def after_adding(cls, roster: Roster, endpoint_id: str) -> Roster:
+        """A new endpoint is active."""
+        return cls([*roster.endpoint_ids, endpoint_id], [*roster.active_ids, endpoint_id])
+
+    @classmethod
+    def after_deactivating(cls, roster: Roster, endpoint_id: str) -> Roster:
+        return cls(roster.endpoint_ids, [i for i in roster.active_ids if i != endpoint_id])
+
+    @classmethod
+    def after_reactivating(cls, roster: Roster, endpoint_id: str) -> Roster:
+        """Active again, in its place among the active ones."""
+        active = [i for i in roster.endpoint_ids if i in roster.active_ids or i == endpoint_id]
+        return cls(roster.endpoint_ids, active)
+
+
 class WebhookEndpointIndex(TenantAggregate):
     """A tenant's endpoints in creation order, saved with each change: the scheduler reads one
     aggregate to find where a call's event goes."""
@@ -153,16 +178,22 @@ class WebhookEndpointIndex(TenantAggregate):
     @event("Started")
     def __init__(self, tenant_id: str) -> None:
         self.tenant_id = tenant_id
-        self.endpoint_ids: list[str] = []
-        self.active_ids: list[str] = []
+        self.roster = Roster()
+
+    @property
+    def endpoint_ids(self) -> list[str]:
+        return self.roster.endpoint_ids
+
+    @property
+    def active_ids(self) -> list[str]:
+        return self.roster.active_ids
 
     def add(self, endpoint_id: str) -> None:
         self._added(endpoint_id=endpoint_id)
 
     @event("Added")
     def _added(self, endpoint_id: str) -> None:
-        self.endpoint_ids = [*self.endpoint_ids, endpoint_id]
-        self.active_ids = [*self.active_ids, endpoint_id]
+        self.roster = Roster.after_adding(self.roster, endpoint_id)
 
     def deactivate(self, endpoint_id: str) -> None:
         if endpoint_id in self.active_ids:
@@ -170,7 +201,7 @@ class WebhookEndpointIndex(TenantAggregate):
 
     @event("Deactivated")
     def _deactivated(self, endpoint_id: str) -> None:
-        self.active_ids = [i for i in self.active_ids if i != endpoint_id]
+        self.roster = Roster.after_deactivating(self.roster, endpoint_id)
 
     def reactivate(self, endpoint_id: str) -> None:
         if endpoint_id in self.endpoint_ids and endpoint_id not in self.active_ids:
@@ -178,7 +209,7 @@ class WebhookEndpointIndex(TenantAggregate):
 
     @event("Reactivated")
     def _reactivated(self, endpoint_id: str) -> None:
-        self.active_ids = [i for i in self.endpoint_ids if i in self.active_ids or i == endpoint_id]
+        self.roster = Roster.after_reactivating(self.roster, endpoint_id)
 
     def endpoint_changed(self, endpoint_id: str) -> None:
         """An endpoint's subscriptions changed: saved so readers that remember them by this

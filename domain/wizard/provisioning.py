@@ -50,16 +50,8 @@ class Provisioning(TenantAggregate):
         self.tenant_id = tenant_id
         self.natural_key = natural_key
         self.generation = 1
-        self._start(fingerprint, business_name, area_code, config, by, at)
-
-    def _start(self, fingerprint: str, business_name: str, area_code: str, config: dict[str, Any], by: str,
-               at: datetime) -> None:
-        self.fingerprint = fingerprint
-        self.business_name = business_name
-        self.area_code = area_code
-        self.config = config
-        self.requested_by = by
-        self.requested_at = at
+        self.fingerprint, self.business_name, self.area_code = fingerprint, business_name, area_code
+        self.config, self.requested_by, self.requested_at = config, by, at
         self.attempts = 0
         self.attempt_e164: str | None = None
         self.attempt_at: datetime | None = None  # None: no purchase request on its way
@@ -146,4 +138,7 @@ class Provisioning(TenantAggregate):
     def _restarted(self, fingerprint: str, business_name: str, area_code: str, config: dict[str, Any], by: str,
                    at: datetime) -> None:
         self.generation += 1
-        self._start(fingerprint, business_name, area_code, config, by, at)
+        self.fingerprint, self.business_name, self.area_code = fingerprint, business_name, area_code
+        self.config, self.requested_by, self.requested_at = config, by, at
+        self.attempts, self.attempt_e164, self.attempt_at = 0, None, None
+        self.e164 = self.provider_sid = self.number_id = None

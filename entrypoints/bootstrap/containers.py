@@ -12,12 +12,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prometheus_client import CollectorRegistry
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import ConnectionPool
 
 from adapters.memory.greeting_audio import MemoryGreetingAudio
 from adapters.postgres.advisory_lock import LockSession
 from adapters.postgres.database import DatabaseConfig
-from adapters.postgres.readiness import ReadinessProbe
 from adapters.scripted.wizard import RuleBasedWizardGenerator
 from application.accounts.app import Accounts
 from application.calling.app import Calling
@@ -26,7 +25,7 @@ from application.calling.ports import SpeechEngine
 from application.follower import ProjectionWorker
 from application.numbers.greetings import GreetingAudioStore
 from application.numbers.provisioning import ManagedNumbering
-from application.ports import Clock, FreshReads, RateLimiter, SecretBox
+from application.ports import Clock, RateLimiter, SecretBox
 from application.providers.ports import Carrier
 from application.push.ports import PushPorts
 from application.webhooks.ports import WebhookPoster
@@ -69,10 +68,6 @@ class Container:
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)
     reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
     webhook_dispatcher: WebhookDispatcher | None = None  # with the reactors
-    # Opened by the HTTP server's lifespan (``bootstrap.http.serving``), None outside it.
-    read_pool: AsyncConnectionPool | None = None
-    fresh_reads: FreshReads | None = None
-    readiness: ReadinessProbe | None = None  # /readyz's database check, with the read pool
     # The real time, which eventsourcing stamps events with (not ``clock``, which tests move):
     # what a follower's lag is measured against.
     wall_clock: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))

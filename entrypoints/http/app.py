@@ -6,10 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from litestar import Litestar
-from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 
-from entrypoints.bootstrap import Container, serving
+from entrypoints.bootstrap import Container, http_services, serving
 from entrypoints.http.auth import AuthMiddleware, policy_for
 from entrypoints.http.body import MAX_BODY_BYTES, JsonBodyRequest
 from entrypoints.http.context import RequestContext
@@ -32,7 +31,6 @@ from entrypoints.http.controllers.webhooks import WebhooksController
 from entrypoints.http.controllers.wizard import WizardController
 from entrypoints.http.controllers.health import healthz, metrics, readyz
 from entrypoints.http.dashboard.routes import dashboard_routes
-from entrypoints.http.dependencies import provide_container
 from entrypoints.http.docs import assets_router, describe_access, describe_errors, describe_webhooks, openapi_config
 from entrypoints.http.docs_contract import describe_contract
 from entrypoints.http.errors import EXCEPTION_HANDLERS
@@ -44,12 +42,15 @@ VERSION = "0.1.0"
 
 
 def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
+    served = http_services(container)
+    services = served.services
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with serving(container, owns_container=owns_container, start_followers=start_projections):
+        async with serving(container, served, owns_container=owns_container, start_followers=start_projections):
             yield
 
-    tools = HostedTools(container, lambda: app)
+    tools = HostedTools(services.admission.accounts, services.settings.public_base_url, lambda: app)
     app = Litestar(
         route_handlers=[
             AccountsController,
@@ -78,8 +79,7 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
             mount(tools),
             *dashboard_routes(),
         ],
-        dependencies={"container": Provide(provide_container, sync_to_thread=False)},
-        middleware=[DefineMiddleware(AuthMiddleware, container=container)],
+        middleware=[DefineMiddleware(AuthMiddleware, admission=services.admission)],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(VERSION),
         lifespan=[lifespan, tools.lifespan],
@@ -92,9 +92,9 @@ def create_app(container: Container, *, owns_container: bool = False, start_proj
     describe_access(app.openapi_schema, lambda path: policy_for(path) is not None)
     describe_webhooks(app.openapi_schema)
     describe_contract(app.openapi_schema)
-    app.state.container = container
-    app.asgi_handler = RequestContext(app.asgi_handler, container.http_metrics,
-                                      wait_seconds=container.settings.database_wait_seconds)
+    app.state.services = services
+    app.asgi_handler = RequestContext(app.asgi_handler, services.http_metrics,
+                                      wait_seconds=services.settings.database_wait_seconds)
     return app
 
 

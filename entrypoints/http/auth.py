@@ -19,9 +19,9 @@ from application.ports import RateDecision
 from application.principal import Principal
 from domain.accounts import api_key as key_rules
 from domain.accounts.tenant import APPROVED
-from entrypoints.bootstrap import Container
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.errors import error_bytes, status_and_headers
+from entrypoints.http.services import Admission, HttpServices
 
 WINDOW = 60  # seconds: limits are per minute
 KEY_ONLY = "key"
@@ -69,21 +69,18 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
     }
 
 
-async def count_hit(container: Container, principal: Principal) -> RateDecision:
-    """This request's hit in its key's (or dashboard user's) budget: from this process's lease of the
-    shared budget while the server runs (``RateLeases``), else one upsert of the shared table."""
-    limit, now = container.settings.tier_limit(principal.tier), container.clock()
+async def count_hit(admission: Admission, principal: Principal) -> RateDecision:
+    """This request's hit in its key's (or dashboard user's) budget, from this process's lease of the
+    shared budget (``RateLeases``)."""
     bucket = f"key:{principal.key_id}" if principal.key_id else f"user:{principal.user_id}"
-    gate = container.fresh_reads
-    if gate is not None:
-        return await gate.hit(bucket, limit=limit, window_seconds=WINDOW, now=now)
-    return await run_blocking(container.rate_limiter.hit, bucket, limit=limit, window_seconds=WINDOW, now=now)
+    return await admission.fresh.hit(bucket, limit=admission.tier_limit(principal.tier), window_seconds=WINDOW,
+                                     now=admission.clock())
 
 
 class AuthMiddleware:
-    def __init__(self, app: Any, container: Container) -> None:
+    def __init__(self, app: Any, admission: Admission) -> None:
         self.app = app
-        self.container = container
+        self.admission = admission
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         policy = policy_for(scope.get("path", "")) if scope["type"] == "http" else None
@@ -98,7 +95,7 @@ class AuthMiddleware:
                 principal = await run_blocking(self._authenticate, token, policy, method, path)
             # A dashboard page's own calls are not counted again: the page's request was
             # (``entrypoints.http.dashboard.session``), however many API answers it shows.
-            decision = None if session else await count_hit(self.container, principal)
+            decision = None if session else await count_hit(self.admission, principal)
             if decision is not None:
                 refuse_over_limit(decision, principal)
         except ApplicationError as exc:
@@ -128,20 +125,19 @@ class AuthMiddleware:
         coalesced read of the accounts head does: an unmoved head means nothing changed."""
         if token is None:
             return None
-        remembered = remembered_key(self.container.accounts, token)
+        remembered = remembered_key(self.admission.accounts, token)
         if remembered is None:
             return None
         head, principal, vouched = remembered
         if vouched:
             return principal
-        gate = self.container.fresh_reads
-        if gate is None or await gate.accounts_head() != head:
+        if await self.admission.fresh.accounts_head() != head:
             return None
         return principal
 
     def _authenticate(self, token: str | None, policy: str, method: str, path: str) -> Principal:
         """The full path: key or session, read through the caches (the request is counted after)."""
-        accounts = self.container.accounts
+        accounts = self.admission.accounts
         if token is None:
             raise AuthenticationError(
                 "send your API key as 'Authorization: Bearer sk_live_…'", code="missing_credentials"
@@ -191,5 +187,5 @@ def requires_scope(scope_name: str) -> Any:
 
 
 async def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    container: Container = connection.app.state.container
-    await run_blocking(require_admin, container.accounts, principal_of(connection))
+    services: HttpServices = connection.app.state.services
+    await run_blocking(require_admin, services.admission.accounts, principal_of(connection))

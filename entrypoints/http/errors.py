@@ -160,8 +160,8 @@ def database_unavailable() -> Response[Any]:
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    container = getattr(request.app.state, "container", None)
-    if container is not None and container.database_outage(exc):
+    services = getattr(request.app.state, "services", None)
+    if services is not None and services.database_outage(exc):
         log.warning("request.database_unavailable", path=request.url.path, error=type(exc).__name__)
         return database_unavailable()
     log.error("request.failed", path=request.url.path, exc_info=exc)

@@ -23,10 +23,10 @@ from litestar.handlers import asgi
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
+from application.accounts.app import Accounts
 from application.accounts.authentication import authenticate_key
 from application.errors import ApplicationError, AuthenticationError
 from domain.accounts import api_key as key_rules
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import bearer_token
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.errors import error_bytes, status_and_headers
@@ -54,11 +54,11 @@ def transport_security(public_base_url: str | None) -> TransportSecuritySettings
 class HostedTools:
     """The MCP server of one application and the two transports' ASGI entry points."""
 
-    def __init__(self, container: Container, app_for: Callable[[], Litestar]) -> None:
-        self.container = container
+    def __init__(self, accounts: Accounts, public_base_url: str | None, app_for: Callable[[], Litestar]) -> None:
+        self.accounts = accounts
         self._app_for = app_for
         self.server = build_server(self._client_for)
-        security = transport_security(container.settings.public_base_url)
+        security = transport_security(public_base_url)
         self.sse = self.server.sse_app(sse_path=SSE_PATH, message_path=MESSAGE_PATH, transport_security=security,
                                        max_request_body_size=MAX_BODY)
         self.server.streamable_http_app(stateless_http=True, transport_security=security,
@@ -106,7 +106,7 @@ class HostedTools:
         if not token.startswith(key_rules.SECRET_PREFIX):
             raise AuthenticationError("the tool interface takes an API key ('Authorization: Bearer sk_live_…')",
                                       code="invalid_api_key")
-        await run_blocking(authenticate_key, self.container.accounts, token, method=scope.get("method", "GET"),
+        await run_blocking(authenticate_key, self.accounts, token, method=scope.get("method", "GET"),
                            path=PREFIX + scope["path"])
 
 

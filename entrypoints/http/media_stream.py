@@ -193,7 +193,7 @@ async def stream_socket(socket: WebSocket, call_id: str) -> None:
         if start is None:
             return
         conversation, queue, metrics = session.conversation, session.queue, session.metrics
-        speech: SpeechEngine = session.container.speech_engine(await run_blocking(conversation.engine_speech))
+        speech: SpeechEngine = session.services.speech_engine(await run_blocking(conversation.engine_speech))
         speaker = _Speaker(socket, str(start.get("streamSid") or start["start"].get("streamSid") or ""), speech)
         greeting = await run_blocking(conversation.begin)
         await speaker.say(greeting, await run_blocking(speaker.messages, greeting))

@@ -17,25 +17,25 @@ from typing import Any
 import structlog
 
 from domain.timestamps import iso
-from entrypoints.bootstrap import Container
 from entrypoints.http.schemas.operations import FollowerCheck, PoolCheck, ReadinessChecks, ReadinessResponse
+from entrypoints.http.services import Readiness
 
 log = structlog.get_logger(__name__)
 
 DATABASE_DEADLINE = 0.8  # seconds for the whole database check; the answer follows at once
 
 
-async def readiness(container: Container) -> ReadinessResponse:
-    followers = {**container.projections, **container.reactors}
+async def readiness(service: Readiness) -> ReadinessResponse:
+    followers = {**service.projections, **service.reactors}
     taken = {name: (worker.app, worker.position, worker.error) for name, worker in followers.items()}
     positions: dict[str, set[int]] = {}
     for app, position, _ in taken.values():
         positions.setdefault(app.name, set()).add(position)
-    database, snapshots = await _database(container, positions)
-    now = container.wall_clock()
-    max_lag = container.settings.ready_max_lag_seconds
+    database, snapshots = await _database(service, positions)
+    now = service.wall_clock()
+    max_lag = service.max_lag_seconds
     checks = {name: _follower(app, position, error, snapshots, now) for name, (app, position, error) in taken.items()}
-    pools = _pools(container)
+    pools = _pools(service)
     if database != "ok":
         status = "not_ready"
     elif any(check.error is not None or (check.lag_seconds or 0.0) > max_lag for check in checks.values()):
@@ -48,10 +48,10 @@ async def readiness(container: Container) -> ReadinessResponse:
                              checks=ReadinessChecks(database=database, followers=checks, pools=pools))
 
 
-def _pools(container: Container) -> dict[str, PoolCheck]:
+def _pools(service: Readiness) -> dict[str, PoolCheck]:
     """Each pool's use now (psycopg_pool's statistics); exhausted: all lent out, uses waiting."""
     checks: dict[str, PoolCheck] = {}
-    for name, stats_of in container.pool_stats.items():
+    for name, stats_of in service.pool_stats.items():
         stats = stats_of()
         size, available = stats.get("pool_size", 0), stats.get("pool_available", 0)
         top, waiting = stats.get("pool_max", size), stats.get("requests_waiting", 0)
@@ -63,11 +63,8 @@ def _pools(container: Container) -> dict[str, PoolCheck]:
     return checks
 
 
-async def _database(container: Container, positions: dict[str, set[int]]) -> tuple[str, Mapping[str, Any]]:
-    probe = container.readiness
-    if probe is None:
-        return "unavailable", {}
-    task = asyncio.ensure_future(probe.snapshot(positions))
+async def _database(service: Readiness, positions: dict[str, set[int]]) -> tuple[str, Mapping[str, Any]]:
+    task = asyncio.ensure_future(service.probe.snapshot(positions))
     done, _ = await asyncio.wait({task}, timeout=DATABASE_DEADLINE)
     if not done:
         # Not awaited: a driver stuck on a dead connection must not hold the answer up.

@@ -24,6 +24,7 @@ from litestar.exceptions import WebSocketDisconnect
 from application.calling.conversation import GO, STOP, LiveConversation
 from application.calling.ports import AgentTurn
 from entrypoints.http.blocking import run_blocking
+from entrypoints.http.services import HttpServices
 
 log = structlog.get_logger(__name__)
 
@@ -106,9 +107,9 @@ class SocketSession:
     def __init__(self, socket: WebSocket, call_id: str, transport: str) -> None:
         self.socket = socket
         self.transport = transport
-        self.container = socket.app.state.container
-        self.metrics = self.container.voice_metrics
-        self.conversation = LiveConversation(self.container.calling, call_id, transport)
+        self.services: HttpServices = socket.app.state.services
+        self.metrics = self.services.voice_metrics
+        self.conversation = LiveConversation(self.services.calling.calling, call_id, transport)
         self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         # Handles a message where it is read (the stream's audio frames); None: everything is queued.
         self.inline: Callable[[dict[str, Any]], bool] | None = None

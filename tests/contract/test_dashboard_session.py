@@ -5,6 +5,8 @@ in-process calls are not counted again); past the budget a page answers 429 in w
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 
 from tests.support.setup import PASSWORD
@@ -47,7 +49,9 @@ def test_the_cookie_is_httponly_lax_scoped_to_the_dashboard_and_secure_behind_ht
     cookie = plain.headers["set-cookie"].lower()
     assert all(flag in cookie for flag in ("httponly", "samesite=lax", "path=/app", "max-age=86400"))
     assert "secure" not in cookie
-    container.settings = container.settings.with_overrides(public_base_url="https://calls.example.com")
+    services = client.app.state.services
+    client.app.state.services = replace(services, dashboard=replace(services.dashboard,
+                                                                     public_base_url="https://calls.example.com"))
     behind_https = client.post("/app/login", data={"email": account.email, "password": PASSWORD},
                                follow_redirects=False)
     assert "secure" in behind_https.headers["set-cookie"].lower()

@@ -4,6 +4,8 @@ fake carrier, ``DELETE /v1/numbers/{id}`` releases it there."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import itertools
 import time
 import uuid
@@ -146,7 +148,8 @@ def test_a_carrier_that_cannot_be_reached_is_a_502_and_nothing_is_saved(client, 
 
 def test_without_a_managed_account_the_server_answers_503_naming_the_settings(client, container, tenant, fake,
                                                                               monkeypatch, area_code):
-    monkeypatch.setattr(container, "managed_numbering", None)
+    services = client.app.state.services
+    monkeypatch.setattr(client.app.state, "services", replace(services, numbering=replace(services.numbering, managed=None)))
     before = purchases(fake)
 
     refused = buy(client, tenant.headers, area_code)

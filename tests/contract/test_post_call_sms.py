@@ -18,6 +18,7 @@ from application.numbers import post_call_sms
 from application.numbers.post_call_sms import send_post_call_sms
 from domain import ids
 from domain.calls.call import Call
+from domain.calls.sms import CallSms
 from tests.support.calls import queued_call
 from tests.support.setup import carrier_tenant
 from tests.support.shared_app import app, client, container, fake  # noqa: F401 - fixtures
@@ -43,7 +44,8 @@ def line(client, container, fake) -> dict[str, Any]:
     return {"tenant": tenant, "number": number.json()}
 
 
-def ended_inbound_call(container, line: dict[str, Any], outcome: dict[str, Any] | None, caller: str = CALLER) -> str:
+def ended_inbound_call(container, line: dict[str, Any], outcome: dict[str, Any] | None, caller: str = CALLER,
+                       before_saving: Any = None) -> str:
     """An inbound call to the line that has ended (completed with ``outcome``, else failed)."""
     now = container.clock()
     call_id = ids.to_public(ids.CALL, uuid.uuid4())
@@ -57,6 +59,8 @@ def ended_inbound_call(container, line: dict[str, Any], outcome: dict[str, Any] 
         call.complete(Decimal("0.0100"), Decimal("0.0010"), now)
     else:
         call.fail("no_answer", "the caller hung up", now)
+    if before_saving is not None:
+        before_saving(call, now)
     container.calling.commit(call)
     return call_id
 
@@ -166,4 +170,58 @@ def test_a_number_without_sms_sends_nothing(client, container, fake, line):
     assert send_post_call_sms(container.calling, call_id) == 0
     assert texts_to(fake, caller) == []
     found = container.calling.find(Call, Call.create_id(call_id))
-    assert found is not None and found.sms == []
+    assert found is not None and found.sms == {}
+    assert container.calling.find(CallSms, CallSms.create_id(call_id)) is None
+
+
+def test_the_calls_history_shows_its_messages_after_its_end_with_seqs_that_page_on(client, container, fake, line):
+    caller = "+442071830008"
+    call_id = ended_inbound_call(container, line, {"caller_name": "Hal"}, caller)
+    settled(client, line, call_id, 1)
+    headers = line["tenant"].headers
+    events = client.get(f"/v1/calls/{call_id}/events", headers=headers).json()["data"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert [e["type"] for e in events][-3:] == ["call.completed", "call.sms_claimed", "call.sms_sent"]
+    claimed, sent = events[-2:]
+    assert claimed["data"] == {"template_id": line["number"]["sms_templates"][0]["id"], "to": caller,
+                               "body": f"Thanks for calling {line['number']['e164']}, Hal.",
+                               "tenant_id": line["tenant"].tenant_id, "at": claimed["data"]["at"]}
+    assert set(sent["data"]) == {"template_id", "carrier_sid", "tenant_id", "at"}
+    assert claimed["by"] == sent["by"] == "callwright"
+
+    pages, cursor = [], None
+    while True:
+        page = client.get(f"/v1/calls/{call_id}/events", headers=headers,
+                          params={"limit": 2, **({"cursor": cursor} if cursor else {})}).json()
+        pages.extend(page["data"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == events
+
+
+def test_the_record_as_of_an_instant_shows_the_messages_sent_by_then(client, container, fake, line):
+    caller = "+442071830009"
+    call_id = ended_inbound_call(container, line, {"caller_name": "Ida"}, caller)
+    settled(client, line, call_id, 1)
+    headers = line["tenant"].headers
+    events = client.get(f"/v1/calls/{call_id}/events", headers=headers).json()["data"]
+    ended = next(e["at"] for e in events if e["type"] == "call.completed")
+    before = client.get(f"/v1/calls/{call_id}", headers=headers, params={"as_of": ended}).json()
+    after = client.get(f"/v1/calls/{call_id}", headers=headers, params={"as_of": events[-1]["at"]}).json()
+    assert before["status"] == "completed" and before["sms"] == []
+    assert [(s["to"], s["status"]) for s in after["sms"]] == [(caller, "sent")]
+
+
+def test_a_call_whose_messages_were_recorded_on_it_is_not_texted_again(client, container, fake, line):
+    """Release 0.1.0 claimed a call's messages on the call (Call.SmsClaimed): its record still shows
+    them, and sending again claims only what it did not claim."""
+    caller = "+442071830010"
+    call_id = ended_inbound_call(container, line, {"caller_name": "Jo", "callback_requested": True}, caller,
+                                 before_saving=lambda call, now: call._sms_claimed(
+                                     template_id=line["number"]["sms_templates"][0]["id"], to=caller, body="Old",
+                                     at=now))
+    sms = settled(client, line, call_id, 2)
+    assert [(s["body"], s["status"]) for s in sms] == [("Old", "sending"), (f"We will call {caller} back.", "sent")]
+    assert send_post_call_sms(container.calling, call_id) == 0
+    assert [m["body"] for m in texts_to(fake, caller)] == [f"We will call {caller} back."]

@@ -7,6 +7,7 @@ import asyncio
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
@@ -30,16 +31,17 @@ def add_events(container, count: int) -> int:
 
 
 @pytest.fixture
-def stopped(container) -> Iterator[SimpleNamespace]:
+def stopped(client, container) -> Iterator[SimpleNamespace]:
     """A follower of the accounts log that does not move (as one stopped or stuck would)."""
     follower = SimpleNamespace(app=container.accounts, position=add_events(container, 1), error=None,
                                name="stopped", poke=lambda *args, **kwargs: None)
     container.reactors["stopped"] = follower
+    services = client.app.state.services
     try:
         yield follower
     finally:
         del container.reactors["stopped"]
-        container.wall_clock = lambda: datetime.now(timezone.utc)
+        client.app.state.services = services
 
 
 def test_readyz_reports_the_database_and_every_follower(client):
@@ -76,7 +78,7 @@ def test_a_follower_behind_by_more_than_the_threshold_in_seconds_is_degraded_and
                                                                                             stopped):
     add_events(container, 3)
     later = datetime.now(timezone.utc) + timedelta(seconds=120)
-    container.wall_clock = lambda: later
+    probing(client, wall_clock=lambda: later)
 
     response = client.get("/readyz")
 
@@ -114,12 +116,19 @@ def answer_in_time(client) -> tuple[float, Any]:
     return time.monotonic() - started, response
 
 
+def probing(client, **changes: Any) -> Any:
+    """The app's services with /readyz's ``changes`` (its database check, its clock); the services before."""
+    services = client.app.state.services
+    client.app.state.services = replace(services, readiness=replace(services.readiness, **changes))
+    return services
+
+
 def test_a_database_that_does_not_answer_is_not_ready_within_a_second(client, container):
-    probe, container.readiness = container.readiness, Hanging()
+    services = probing(client, probe=Hanging())
     try:
         elapsed, response = answer_in_time(client)
     finally:
-        container.readiness = probe
+        client.app.state.services = services
 
     assert elapsed < 1.0
     assert response.status_code == 503, response.text
@@ -160,12 +169,11 @@ def test_an_unreachable_database_is_not_ready_within_a_second(request, client, c
         return pool
 
     pool = client.blocking_portal.call(open_pool)
-    probe = container.readiness
-    container.readiness = ReadinessProbe(pool, schema="public", tables={"Accounts": "accounts_events"})
+    services = probing(client, probe=ReadinessProbe(pool, schema="public", tables={"Accounts": "accounts_events"}))
     try:
         elapsed, response = answer_in_time(client)
     finally:
-        container.readiness = probe
+        client.app.state.services = services
         client.blocking_portal.call(pool.close, 1.0)
 
     assert elapsed < 1.0

@@ -23,6 +23,7 @@ from domain.accounts import scopes
 from entrypoints.bootstrap import Container
 from entrypoints.http.auth import AuthMiddleware, principal_of, requires_scope
 from entrypoints.http.errors import EXCEPTION_HANDLERS
+from entrypoints.http.services import Admission
 from tests.support.setup import PASSWORD
 
 NUMBER_A = "0f8fad5b-d9cb-469f-a165-70867728950e"
@@ -76,16 +77,30 @@ def _stand_in(method: str, template: str, scope: str) -> Any:
     return _DECORATORS[method](template, guards=[requires_scope(scope)], status_code=200, name=handler.__name__)(handler)
 
 
+class SharedTable:
+    """Fresh reads without the server's request gate: each hit one upsert of the shared rate table,
+    and no accounts head to vouch for a remembered key (every key is looked up)."""
+
+    def __init__(self, container: Container) -> None:
+        self.limiter = container.rate_limiter
+
+    async def hit(self, bucket: str, *, limit: int, window_seconds: int, now: Any) -> Any:
+        return self.limiter.hit(bucket, limit=limit, window_seconds=window_seconds, now=now)
+
+    async def accounts_head(self) -> int:
+        return -1
+
+
 def scope_table_app(container: Container) -> Litestar:
     """Wired like ``entrypoints.http.app.create_app``: auth middleware, then guards, one error mapping."""
-    app = Litestar(
+    admission = Admission(accounts=container.accounts, fresh=SharedTable(container),  # type: ignore[arg-type]
+                          tier_limit=container.settings.tier_limit, clock=container.clock)
+    return Litestar(
         route_handlers=[_stand_in(method, template, scope) for method, template, _, scope in SCOPE_TABLE],
-        middleware=[DefineMiddleware(AuthMiddleware, container=container)],
+        middleware=[DefineMiddleware(AuthMiddleware, admission=admission)],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,
     )
-    app.state.container = container
-    return app
 
 
 class Tenant:

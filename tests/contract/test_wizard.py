@@ -5,6 +5,8 @@ configures it in the same operation, once per Idempotency-Key."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import itertools
 from typing import Any
 
@@ -102,10 +104,16 @@ def test_generate_needs_any_valid_key_and_no_scope(client, tenant):
     assert (anonymous.status_code, error_code(anonymous)) == (401, "missing_credentials")
 
 
+def numbering(client, monkeypatch, **changes: Any) -> None:
+    """The app's numbering service with ``changes`` (its generator, its managed account) for one test."""
+    services = client.app.state.services
+    monkeypatch.setattr(client.app.state, "services", replace(services, numbering=replace(services.numbering, **changes)))
+
+
 def test_a_generator_that_answers_twice_with_an_invalid_config_is_a_502(client, container, tenant, monkeypatch,
                                                                         fake_anthropic: FakeAnthropic):  # noqa: F811
     model = make_client(fake_anthropic.api_key, base_url=fake_anthropic.base_url, timeout=5.0, max_retries=0)
-    monkeypatch.setattr(container, "wizard_generator", AnthropicWizardGenerator(model, model="claude-test"))
+    numbering(client, monkeypatch, wizard=AnthropicWizardGenerator(model, model="claude-test"))
     broken = {**config_for("dental", DENTAL), "hours_json": {"mon": [["18:00", "09:00"]]}}
     fake_anthropic.queue(*(Reply(tool_calls=(ToolCall("configure_number", broken),)) for _ in range(2)))
 
@@ -219,7 +227,7 @@ def test_provision_needs_numbers_write_and_an_unrestricted_key(client, tenant, a
 
 
 def test_without_a_managed_account_provision_is_a_503(client, container, tenant, monkeypatch, area_code):
-    monkeypatch.setattr(container, "managed_numbering", None)
+    numbering(client, monkeypatch, managed=None)
     refused = provision(client, tenant.headers, provision_body(area_code))
     assert (refused.status_code, error_code(refused)) == (503, "managed_numbers_unavailable")
 

@@ -156,7 +156,7 @@ def test_the_call_as_of_each_event_is_the_record_read_after_its_save(calling, li
         assert call_record(call_as_of(calling, PRINCIPAL, call.call_id, last)) == save.record
         for version in save.versions:  # inside one save, never an earlier save's state nor a later one's
             replayed = call_as_of(calling, PRINCIPAL, call.call_id, recorded[version])
-            assert save.versions[0] <= replayed.version <= save.versions[-1]
+            assert save.versions[0] <= replayed.call.version <= save.versions[-1]
     for previous, following in zip(saves, saves[1:]):
         just_before = recorded[following.versions[0]] - MICROSECOND
         assert call_record(call_as_of(calling, PRINCIPAL, call.call_id, just_before)) == previous.record

@@ -2,10 +2,7 @@
 ``for``, ``while`` or comprehension, and calls nothing but constructors of values (a class, a
 class's alternative constructor such as ``Transfer.after_leg``, or a built-in container). A rule
 in an event body runs again on every replay, so changing it would rewrite past calls; rules belong
-to the command that decides, or to the value the event builds.
-
-``KNOWN`` lists the bodies that still hold rules; it only shrinks (issue 31 empties it): a body
-not in it that breaks the rule fails, and so does an entry that no longer breaks it."""
+to the command that decides, or to the value the event builds."""
 
 from __future__ import annotations
 
@@ -15,25 +12,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BUILT_IN_VALUES = {"dict", "list", "tuple", "set", "frozenset"}
 BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.Try, ast.Match)
-
-KNOWN = {
-    "domain/accounts/api_key.py:__init__",
-    "domain/calls/call.py:_sms_failed", "domain/calls/call.py:_sms_sent",  # post-call SMS: its own aggregate next
-    "domain/calls/idempotency.py:__init__", "domain/calls/idempotency.py:_reclaimed",
-    "domain/calls/idempotency.py:_rerecorded", "domain/calls/suppression.py:__init__",
-    "domain/calls/suppression.py:_delisted", "domain/calls/suppression.py:_readded",
-    "domain/flows/flow.py:__init__", "domain/flows/flow.py:_draft_edited", "domain/flows/flow.py:_published",
-    "domain/numbers/number.py:__init__", "domain/numbers/number.py:_removed", "domain/numbers/number.py:_updated",
-    "domain/providers/credential.py:__init__", "domain/providers/credential.py:_reverified",
-    "domain/push/index.py:_deactivated", "domain/push/index.py:_listed", "domain/push/index.py:_unlisted",
-    "domain/push/notification.py:_attempted", "domain/push/subscription.py:__init__",
-    "domain/push/subscription.py:_resubscribed", "domain/webhooks/delivery.py:__init__",
-    "domain/webhooks/delivery.py:_cancelled", "domain/webhooks/delivery.py:_leased",
-    "domain/webhooks/endpoint.py:_changed", "domain/webhooks/endpoint.py:_deactivated",
-    "domain/webhooks/endpoint.py:_reactivated", "domain/wizard/provisioning.py:__init__",
-    "domain/wizard/provisioning.py:_restarted",
-}
-
 
 def _is_event(node: ast.AST) -> bool:
     return isinstance(node, ast.FunctionDef) and any(
@@ -83,10 +61,8 @@ def _b(self, x, at):
     assert rules_in(source) == {"_b": ["If", "calls len", "comprehension"]}
 
 
-def test_no_event_body_holds_a_rule_but_the_known_ones():
+def test_no_event_body_in_the_domain_holds_a_rule():
     found = {f"{path.relative_to(ROOT)}:{name}": problems
              for path in sorted((ROOT / "domain").rglob("*.py"))
              for name, problems in rules_in(path.read_text(encoding="utf-8")).items()}
-    new = {where: problems for where, problems in found.items() if where not in KNOWN}
-    assert new == {}, "event bodies holding rules: move the rule to the command, or into the value it builds"
-    assert sorted(KNOWN - set(found)) == [], "no rule left in these bodies: take them off KNOWN"
+    assert found == {}, "event bodies holding rules: move the rule to the command, or into the value it builds"

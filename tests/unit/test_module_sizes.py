@@ -11,7 +11,7 @@ LIMIT = 300
 # One aggregate is one class (issue 31): its events must be defined in its body, where their stored
 # names (``domain.calls.call:Call.Queued``) point, and its commands beside them. Its rules move into
 # values of their own as the class is slimmed; this ceiling only comes down.
-ALLOWED = {"domain/calls/call.py": 690}
+ALLOWED = {"domain/calls/call.py": 661}
 
 
 def test_no_product_module_is_over_300_lines():

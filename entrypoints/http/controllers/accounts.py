@@ -12,9 +12,8 @@ from application.accounts import registration, sessions
 from application.errors import AuthenticationError, RateLimitedError
 from application.principal import API_KEY, Principal
 from domain.accounts.user import User
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import bearer_token, rate_headers
-from entrypoints.http.dependencies import client_ip, provide_principal
+from entrypoints.http.dependencies import client_ip, provide_accounts, provide_principal, service_from
 from entrypoints.http.schemas.accounts import (
     EmailRequest,
     LoginRequest,
@@ -27,15 +26,15 @@ from entrypoints.http.schemas.accounts import (
     StatusResponse,
     TokenRequest,
 )
+from entrypoints.http.services import AccountsService
 
 OK = StatusResponse(status="ok")
 
 
-def _limit_login_attempts(container: Container, ip: str) -> None:
+def _limit_login_attempts(service: AccountsService, ip: str) -> None:
     """SPEC.md Limits: 10 login attempts per 5 minutes per IP, shared with forgot-password."""
-    settings = container.settings
-    decision = container.rate_limiter.hit(
-        f"login:{ip}", limit=settings.login_attempts, window_seconds=settings.login_window_seconds, now=container.clock()
+    decision = service.rate_limiter.hit(
+        f"login:{ip}", limit=service.login_attempts, window_seconds=service.login_window_seconds, now=service.clock()
     )
     if not decision.allowed:
         raise RateLimitedError(
@@ -48,10 +47,11 @@ def _limit_login_attempts(container: Container, ip: str) -> None:
 class AccountsController(Controller):
     path = "/auth"
     tags = ["auth"]
+    dependencies = service_from(provide_accounts)
 
     @post("/signup", status_code=HTTP_201_CREATED, sync_to_thread=True, summary="Create an account and its first API key")
-    def signup(self, data: SignupRequest, container: Container) -> SignupResponse:
-        done = registration.register(container.accounts, email=data.email, password=data.password, name=data.name)
+    def signup(self, data: SignupRequest, service: AccountsService) -> SignupResponse:
+        done = registration.register(service.accounts, email=data.email, password=data.password, name=data.name)
         return SignupResponse(
             user_id=done.user.user_id,
             tenant_id=done.tenant.tenant_id,
@@ -64,24 +64,24 @@ class AccountsController(Controller):
         )
 
     @post("/login", status_code=HTTP_200_OK, sync_to_thread=True, summary="Log in to the dashboard (JWT)")
-    def login(self, data: LoginRequest, container: Container, request: Request[Any, Any, Any]) -> LoginResponse:
+    def login(self, data: LoginRequest, service: AccountsService, request: Request[Any, Any, Any]) -> LoginResponse:
         ip = client_ip(request)
-        _limit_login_attempts(container, ip)
-        done = sessions.login(container.accounts, email=data.email, password=data.password, client_ip=ip)
+        _limit_login_attempts(service, ip)
+        done = sessions.login(service.accounts, email=data.email, password=data.password, client_ip=ip)
         return LoginResponse(access_token=done.access_token, token_type="bearer", expires_in=done.expires_in)
 
     @post("/logout", status_code=HTTP_200_OK, sync_to_thread=True, summary="Revoke a session token")
-    def logout(self, container: Container, request: Request[Any, Any, Any], data: LogoutRequest | None = None) -> StatusResponse:
+    def logout(self, service: AccountsService, request: Request[Any, Any, Any], data: LogoutRequest | None = None) -> StatusResponse:
         token = (data.token if data else None) or bearer_token(request.scope)
         if not token:
             raise AuthenticationError("give the session token in the body or as a bearer token", code="missing_credentials")
-        sessions.logout(container.accounts, token=token)
+        sessions.logout(service.accounts, token=token)
         return StatusResponse(status="logged_out")
 
     @get("/me", sync_to_thread=True, summary="The calling user, tenant and verification status",
          dependencies={"principal": Provide(provide_principal, sync_to_thread=False)})
-    def me(self, container: Container, principal: Principal) -> MeResponse:
-        user = container.accounts.find(User, User.create_id(principal.user_id))
+    def me(self, service: AccountsService, principal: Principal) -> MeResponse:
+        user = service.accounts.find(User, User.create_id(principal.user_id))
         if user is None:  # pragma: no cover - a principal always names a saved user
             raise AuthenticationError("unknown user", code="invalid_credentials")
         auth: dict[str, object] = {"kind": principal.kind}
@@ -101,22 +101,22 @@ class AccountsController(Controller):
         )
 
     @post("/verify-email", status_code=HTTP_200_OK, sync_to_thread=True, summary="Confirm an e-mail address")
-    def verify_email(self, data: TokenRequest, container: Container) -> StatusResponse:
-        registration.verify_email(container.accounts, token=data.token)
+    def verify_email(self, data: TokenRequest, service: AccountsService) -> StatusResponse:
+        registration.verify_email(service.accounts, token=data.token)
         return StatusResponse(status="verified")
 
     @post("/resend-verification", status_code=HTTP_200_OK, sync_to_thread=True, summary="Send the confirmation e-mail again")
-    def resend_verification(self, data: EmailRequest, container: Container) -> StatusResponse:
-        registration.resend_verification(container.accounts, email=data.email)
+    def resend_verification(self, data: EmailRequest, service: AccountsService) -> StatusResponse:
+        registration.resend_verification(service.accounts, email=data.email)
         return OK
 
     @post("/forgot-password", status_code=HTTP_200_OK, sync_to_thread=True, summary="E-mail a 1-hour password reset token")
-    def forgot_password(self, data: EmailRequest, container: Container, request: Request[Any, Any, Any]) -> StatusResponse:
-        _limit_login_attempts(container, client_ip(request))
-        registration.forgot_password(container.accounts, email=data.email)
+    def forgot_password(self, data: EmailRequest, service: AccountsService, request: Request[Any, Any, Any]) -> StatusResponse:
+        _limit_login_attempts(service, client_ip(request))
+        registration.forgot_password(service.accounts, email=data.email)
         return OK
 
     @post("/reset-password", status_code=HTTP_200_OK, sync_to_thread=True, summary="Set a new password with a reset token")
-    def reset_password(self, data: ResetPasswordRequest, container: Container) -> StatusResponse:
-        registration.reset_password(container.accounts, token=data.token, password=data.password)
+    def reset_password(self, data: ResetPasswordRequest, service: AccountsService) -> StatusResponse:
+        registration.reset_password(service.accounts, token=data.token, password=data.password)
         return StatusResponse(status="password_reset")

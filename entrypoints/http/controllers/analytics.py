@@ -18,11 +18,11 @@ from application.analytics import report_query
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_READ
 from domain.analytics.reports import COST, FAILURES, LATENCY, QUALITY, REPORTS, VOLUME, ReportQuery
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.dependencies import provide_calling, service_and_principal
 from entrypoints.http.schemas import analytics as shapes
 from entrypoints.http.schemas.webhooks import ErrorBody
+from entrypoints.http.services import CallingService
 from projections.call_facts import compare
 from projections.call_facts.reports import run
 
@@ -33,7 +33,7 @@ CSV_MEDIA = "text/csv; charset=utf-8"
 
 def _query_of(report: str) -> Callable[..., Awaitable[ReportQuery]]:
     async def query(
-        container: Container,
+        service: CallingService,
         principal: Principal,
         start: Annotated[datetime | None, Parameter(description="Inclusive, ISO 8601 with a zone; default end - 7 days")] = None,
         end: Annotated[datetime | None, Parameter(description="Exclusive, ISO 8601 with a zone; default now")] = None,
@@ -50,23 +50,23 @@ def _query_of(report: str) -> Callable[..., Awaitable[ReportQuery]]:
             description="prior: answer {current, prior, delta_pct}, prior being the window of equal length "
                         "before start")] = None,
     ) -> ReportQuery:
-        built = report_query(report, principal.tenant_id, container.calling.ports.clock(), start=start, end=end,
+        built = report_query(report, principal.tenant_id, service.calling.ports.clock(), start=start, end=end,
                              interval=interval, group_by=group_by, compare=compare == "prior",
                              filters={"direction": direction, "mode": mode, "voice_engine": voice_engine,
                                       "number_id": number_id})
-        await views_caught_up(container)
+        await service.reads.caught_up()
         return built
 
     return query
 
 
-async def _json(container: Container, report: ReportQuery) -> Any:
-    current, prior = await run(container.read_pool, report)
+async def _json(service: CallingService, report: ReportQuery) -> Any:
+    current, prior = await run(service.reads.pool, report)
     return compare.compared(current, prior)
 
 
-async def _csv(container: Container, report: ReportQuery, name: str) -> Stream:
-    current, prior = await run(container.read_pool, report)
+async def _csv(service: CallingService, report: ReportQuery, name: str) -> Stream:
+    current, prior = await run(service.reads.pool, report)
     return Stream(compare.csv_lines(compare.columns(report), current, prior), media_type=CSV_MEDIA,
                   headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
 
@@ -90,14 +90,14 @@ ANSWERS = {
 def _handlers(report: str) -> list[HTTPRouteHandler]:
     """``/<report>`` and ``/<report>.csv``, their query parameters those of ``_query_of(report)``."""
 
-    async def answer(container: Container, report_query: ReportQuery) -> Any:
-        return await _json(container, report_query)
+    async def answer(service: CallingService, report_query: ReportQuery) -> Any:
+        return await _json(service, report_query)
 
-    async def as_csv(container: Container, report_query: ReportQuery) -> Stream:
-        return await _csv(container, report_query, report)
+    async def as_csv(service: CallingService, report_query: ReportQuery) -> Stream:
+        return await _csv(service, report_query, report)
 
-    answer.__annotations__ = {"container": Container, "report_query": ReportQuery, "return": ANSWERS[report]}
-    as_csv.__annotations__ = {"container": Container, "report_query": ReportQuery, "return": Stream}
+    answer.__annotations__ = {"service": CallingService, "report_query": ReportQuery, "return": ANSWERS[report]}
+    as_csv.__annotations__ = {"service": CallingService, "report_query": ReportQuery, "return": Stream}
     common: dict[str, Any] = {"guards": [requires_scope(CALLS_READ)], "responses": ERRORS,
                               "dependencies": {"report_query": Provide(_query_of(report))}}
     return [get(f"/{report}", summary=SUMMARIES[report], **common)(answer),  # ids: docs_operations.py
@@ -106,5 +106,5 @@ def _handlers(report: str) -> list[HTTPRouteHandler]:
 
 analytics_router = Router(
     path="/v1/analytics", tags=["analytics"], route_handlers=[h for report in REPORTS for h in _handlers(report)],
-    dependencies={"principal": Provide(provide_principal, sync_to_thread=False)},
+    dependencies=service_and_principal(provide_calling),
 )

@@ -9,18 +9,17 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, get
-from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.response import Stream
 
 from application.errors import FieldError
 from application.principal import Principal
 from domain.accounts.scopes import AUDIT_READ
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.dependencies import provide_accounts, service_and_principal
 from entrypoints.http.schemas.instants import zoned
 from entrypoints.http.schemas.pages import AuditEventsPage
+from entrypoints.http.services import AccountsService
 from projections.audit_events.queries import AuditFilters, audit_head, export_audit_events, list_audit_events
 
 Name = Annotated[str | None, Parameter(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -49,13 +48,13 @@ async def _lines(rows: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
 class AuditController(Controller):
     path = "/v1/audit-events"
     tags = ["audit"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_accounts)
 
     @get("", guards=[requires_scope(AUDIT_READ)],
          summary="Audit trail: keys issued, rotated, used in grace, revoked; logins; approvals (newest first)")
     async def list_events(
         self,
-        container: Container,
+        service: AccountsService,
         principal: Principal,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Parameter(max_length=20)] = None,
@@ -72,24 +71,24 @@ class AuditController(Controller):
                 raise FieldError(["query", "cursor"], "cursor must be a value returned as next_cursor", code="value_error", value=cursor)
             before = int(cursor)
         filters = _filters(type, subject, actor, start, end)
-        await views_caught_up(container, accounts_log=True)
-        page = await list_audit_events(container.read_pool, tenant_id=principal.tenant_id, limit=limit, before=before,
+        await service.reads.caught_up(accounts_log=True)
+        page = await list_audit_events(service.reads.pool, tenant_id=principal.tenant_id, limit=limit, before=before,
                                        filters=filters)
         # items: the pre-0.2 name of data, kept for one release (SPEC.md Versioning §2, CHANGELOG.md)
         return AuditEventsPage(data=page.items, items=page.items, next_cursor=page.next_cursor)
 
     @get("/head", guards=[requires_scope(AUDIT_READ)],
          summary="The latest hash of the trail's chain: keep it to check a later export against it")
-    async def head(self, container: Container, principal: Principal) -> AuditHead:
-        await views_caught_up(container, accounts_log=True)
-        return AuditHead(**await audit_head(container.read_pool, tenant_id=principal.tenant_id))
+    async def head(self, service: AccountsService, principal: Principal) -> AuditHead:
+        await service.reads.caught_up(accounts_log=True)
+        return AuditHead(**await audit_head(service.reads.pool, tenant_id=principal.tenant_id))
 
     @get("/export.jsonl", guards=[requires_scope(AUDIT_READ)], media_type="application/x-ndjson",
          summary="The trail as JSON lines, oldest first (streamed), each row with prev_hash and hash")
-    async def export(self, container: Container, principal: Principal, type: Name = None,  # noqa: A002
+    async def export(self, service: AccountsService, principal: Principal, type: Name = None,  # noqa: A002
                      subject: Name = None, actor: Name = None, start: Instant = None, end: Instant = None) -> Stream:
         filters = _filters(type, subject, actor, start, end)
-        await views_caught_up(container, accounts_log=True)
-        rows = export_audit_events(container.read_pool, tenant_id=principal.tenant_id, filters=filters)
+        await service.reads.caught_up(accounts_log=True)
+        rows = export_audit_events(service.reads.pool, tenant_id=principal.tenant_id, filters=filters)
         return Stream(_lines(rows), media_type="application/x-ndjson",
                       headers={"Content-Disposition": 'attachment; filename="audit-events.jsonl"'})

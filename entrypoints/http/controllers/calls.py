@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from litestar import Controller, MediaType, Response, get, post
-from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
@@ -23,17 +22,17 @@ from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
 from domain.calls.idempotency import body_fingerprint
 from domain.instants import RANGE_CTX, RANGE_RULE, in_range
-from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
-from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.dependencies import provide_calling, service_and_principal
 from entrypoints.http.idempotency import IdempotencyKey, answer_response, checked_key
 from entrypoints.http.schemas.call_history import CallEventsPage
 from entrypoints.http.schemas.call_record import BatchAnswer, CallRecord
 from entrypoints.http.schemas.calls import BatchRequest, CallCreateRequest, CallCreated
 from entrypoints.http.schemas.pages import CallsPage
 from entrypoints.http.serializers import call_record_json
+from entrypoints.http.services import CallingService
 from projections.calls_list.csv_export import csv_lines_async
 from projections.calls_list.queries import MAX_LIMIT, SORTS, CallFilters, export_rows, list_calls
 
@@ -95,22 +94,22 @@ def _request(data: CallCreateRequest | BatchRequest, to: str = "") -> CallReques
 class CallsController(Controller):
     path = "/v1/calls"
     tags = ["calls"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_calling)
 
     @post("", guards=[requires_scope(CALLS_CREATE)], status_code=201,
           summary="Create a call; it is queued and runs asynchronously")
-    async def create(self, data: CallCreateRequest, container: Container, principal: Principal,
+    async def create(self, data: CallCreateRequest, service: CallingService, principal: Principal,
                      idempotency_key: IdempotencyKey = None) -> Response[CallCreated]:
-        answer = await create_call(container.calling, principal, _request(data), key=checked_key(idempotency_key),
+        answer = await create_call(service.calling, principal, _request(data), key=checked_key(idempotency_key),
                                    fingerprint=body_fingerprint(data.model_dump(mode="json")),
-                                   reads=container.fresh_reads, offload=run_blocking)
+                                   reads=service.reads.fresh, offload=run_blocking)
         return answer_response(answer)
 
     @post("/batch", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=207,
           summary="Create up to 200 calls; each item is accepted or rejected with a reason")
-    def create_batch(self, data: BatchRequest, container: Container, principal: Principal,
+    def create_batch(self, data: BatchRequest, service: CallingService, principal: Principal,
                      idempotency_key: IdempotencyKey = None) -> Response[BatchAnswer]:
-        calling = container.calling
+        calling = service.calling
         shared = _request(data)
         items = [
             batch_use_case.BatchItem(to=item.to, consent_record_id=item.consent_record_id,
@@ -128,7 +127,7 @@ class CallsController(Controller):
     @get("", guards=[requires_scope(CALLS_READ)], summary="List calls, newest first by default (max 200 a page)")
     async def list_calls(
         self,
-        container: Container,
+        service: CallingService,
         principal: Principal,
         status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
         mode: Literal["live", "simulated"] | None = None,
@@ -153,8 +152,8 @@ class CallsController(Controller):
         )
         if cursor is not None:
             offset = _cursor_offset(cursor, offset)
-        await views_caught_up(container)
-        page = await list_calls(container.read_pool, tenant_id=principal.tenant_id, filters=filters,
+        await service.reads.caught_up()
+        page = await list_calls(service.reads.pool, tenant_id=principal.tenant_id, filters=filters,
                                 limit=min(limit, MAX_LIMIT), offset=offset)
         following = page.offset + len(page.items)
         next_cursor = cursors.encode(CURSOR, following) if following < page.total else None
@@ -165,48 +164,48 @@ class CallsController(Controller):
          summary="Export calls as CSV (streamed; newest first)")
     async def export(
         self,
-        container: Container,
+        service: CallingService,
         principal: Principal,
         status: Literal["queued", "in_progress", "completed", "failed"] | None = None,
         limit: Annotated[int, Parameter(ge=1, le=1_000_000)] = 10_000,
         include: Annotated[Literal["outcome"] | None, Parameter(
             description="outcome: one more column per outcome field, outcome.<name>, sorted by name")] = None,
     ) -> Stream:
-        await views_caught_up(container)
+        await service.reads.caught_up()
         outcome = include == "outcome"
-        rows = export_rows(container.read_pool, tenant_id=principal.tenant_id, status=status, limit=limit,
+        rows = export_rows(service.reads.pool, tenant_id=principal.tenant_id, status=status, limit=limit,
                            outcome=outcome)
         return Stream(csv_lines_async(rows, outcome=outcome), media_type="text/csv; charset=utf-8",
                       headers={"Content-Disposition": 'attachment; filename="calls.csv"'})
 
     @get("/{call_id:str}", guards=[requires_scope(CALLS_READ)],
          summary="One call: status, outcome, transcript, costs")
-    async def read(self, container: Container, principal: Principal, call_id: str,
+    async def read(self, service: CallingService, principal: Principal, call_id: str,
                    as_of: Annotated[datetime | None, Parameter(description=(
                        "The record as it stood at this instant (with a zone), replayed from the call's events"))] = None,
                    ) -> Response[CallRecord]:
         moment = _aware(as_of, "as_of")
         if moment is not None:
-            call = await run_blocking(call_as_of, container.calling, principal, call_id, moment)
+            call = await run_blocking(call_as_of, service.calling, principal, call_id, moment)
         else:
-            call = await current_call(container.calling, principal, call_id, reads=container.fresh_reads,
+            call = await current_call(service.calling, principal, call_id, reads=service.reads.fresh,
                                       offload=run_blocking)
         return Response(call_record_json(call), media_type=MediaType.JSON)
 
     @get("/{call_id:str}/events", guards=[requires_scope(CALLS_READ)], sync_to_thread=True,
          summary="A call's events, oldest first: what happened, when, and who caused it (max 200 a page)")
-    def events(self, container: Container, principal: Principal, call_id: str,
+    def events(self, service: CallingService, principal: Principal, call_id: str,
                limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
                cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
                                                        description="next_cursor of the previous page")] = None,
                ) -> CallEventsPage:
-        page = call_events(container.calling, principal, call_id, after=_events_after(cursor, call_id), limit=limit)
+        page = call_events(service.calling, principal, call_id, after=_events_after(cursor, call_id), limit=limit)
         following = None if page.last_seq is None else cursors.encode(EVENTS_CURSOR, call_id, page.last_seq)
         return CallEventsPage.of(page, following)
 
     @post("/{call_id:str}/cancel", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True,
           status_code=HTTP_200_OK, summary="Cancel a call that has not ended (it fails with error_code=cancelled)")
-    def cancel(self, container: Container, principal: Principal, call_id: str) -> CallRecord:
-        return CallRecord.of(cancel_call(container.calling, principal, call_id))
+    def cancel(self, service: CallingService, principal: Principal, call_id: str) -> CallRecord:
+        return CallRecord.of(cancel_call(service.calling, principal, call_id))
 
 

@@ -16,7 +16,8 @@ from litestar.params import Body
 
 from application.accounts import registration
 from application.errors import ConflictError, FieldError, InvalidTokenError
-from entrypoints.bootstrap import Container
+from entrypoints.http.dependencies import provide_accounts, service_from
+from entrypoints.http.services import AccountsService
 
 # The token's problem decides the status: unknown 400, already used 409, past its lifetime 410.
 STATUS_BY_CODE = {"invalid_token": 400, "token_used": 409, "token_expired": 410}
@@ -68,13 +69,14 @@ def problem(problems: dict[str, tuple[str, str]], code: str) -> Response[str]:
 
 class EmailLinkPages(Controller):
     include_in_schema = False
+    dependencies = service_from(provide_accounts)
 
     @get("/verify-email", sync_to_thread=True)
-    def verify_email(self, container: Container, token: str | None = None) -> Response[str]:
+    def verify_email(self, service: AccountsService, token: str | None = None) -> Response[str]:
         if not token:
             return problem(VERIFY_PROBLEMS, "invalid_token")
         try:
-            registration.verify_email(container.accounts, token=token)
+            registration.verify_email(service.accounts, token=token)
         except (InvalidTokenError, ConflictError) as exc:
             return problem(VERIFY_PROBLEMS, exc.code)
         return page("E-mail address confirmed", "Your e-mail address is confirmed. You can close this page.")
@@ -87,14 +89,14 @@ class EmailLinkPages(Controller):
 
     @post("/reset-password", sync_to_thread=True)
     def reset_password(
-        self, container: Container,
+        self, service: AccountsService,
         data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
         token: str | None = None,
     ) -> Response[str]:
         if not token:
             return problem(RESET_PROBLEMS, "invalid_token")
         try:
-            registration.reset_password(container.accounts, token=token, password=data.get("password", ""))
+            registration.reset_password(service.accounts, token=token, password=data.get("password", ""))
         except FieldError as exc:
             return page("Choose a new password", exc.message, 422, form=RESET_FORM)
         except (InvalidTokenError, ConflictError) as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from litestar import Controller, get, patch, post
-from litestar.di import Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
@@ -17,14 +16,14 @@ from domain.accounts.scopes import FLOWS_READ, FLOWS_WRITE
 from domain.flows.compiler import CompiledFlow
 from domain.flows.flow import Flow
 from domain.timestamps import iso
-from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.dependencies import provide_calling, service_and_principal
 from entrypoints.http.schemas.flows import (CompiledView, FlowCreateRequest, FlowPatchRequest, FlowPreview,
                                             FlowPreviewRequest, FlowProblemView, FlowResponse, FlowsPage,
                                             PublishedView)
 from entrypoints.http.schemas.webhooks import ErrorBody
+from entrypoints.http.services import CallingService
 from projections.flows.queries import list_flows
 
 CURSOR = "flows"
@@ -57,17 +56,17 @@ def _preview(result: tuple[CompiledFlow | None, list]) -> FlowPreview:  # type: 
 class FlowsController(Controller):
     path = "/v1/flows"
     tags = ["flows"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_calling)
 
     @post("", guards=[requires_scope(FLOWS_WRITE)], sync_to_thread=True, status_code=HTTP_201_CREATED,
           responses=FORBIDDEN, summary="Draft a flow (stored whether or not its graph compiles)")
-    def create(self, data: FlowCreateRequest, container: Container, principal: Principal) -> FlowResponse:
-        return _view(flows.draft_flow(container.calling, principal, name=data.name, graph_json=data.graph_json))
+    def create(self, data: FlowCreateRequest, service: CallingService, principal: Principal) -> FlowResponse:
+        return _view(flows.draft_flow(service.calling, principal, name=data.name, graph_json=data.graph_json))
 
     @get("", guards=[requires_scope(FLOWS_READ)], responses=FORBIDDEN,
          summary="The account's flows in every state, newest first")
     async def list_all(
-        self, container: Container, principal: Principal,
+        self, service: CallingService, principal: Principal,
         flow_state: Annotated[Literal["draft", "published"] | None, Parameter(
             query="state", description="Only the flows in this state")] = None,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
@@ -75,37 +74,37 @@ class FlowsController(Controller):
                                                 description="next_cursor of the previous page")] = None,
     ) -> FlowsPage:
         after = cursors.decode(CURSOR, cursor, int)[0] if cursor is not None else None
-        await views_caught_up(container)
-        page = await list_flows(container.read_pool, tenant_id=principal.tenant_id, limit=limit, state=flow_state,
+        await service.reads.caught_up()
+        page = await list_flows(service.reads.pool, tenant_id=principal.tenant_id, limit=limit, state=flow_state,
                                 after=after)
         next_cursor = None if page.after is None else cursors.encode(CURSOR, page.after)
         return FlowsPage(data=page.rows, next_cursor=next_cursor)  # type: ignore[arg-type] - the view's rows
 
     @get("/{flow_id:str}", guards=[requires_scope(FLOWS_READ)], sync_to_thread=True, responses=ERRORS,
          summary="One flow: its draft, and its published artifact once there is one")
-    def read(self, container: Container, principal: Principal, flow_id: str) -> FlowResponse:
-        return _view(flows.owned_flow(container.calling, principal, flow_id))
+    def read(self, service: CallingService, principal: Principal, flow_id: str) -> FlowResponse:
+        return _view(flows.owned_flow(service.calling, principal, flow_id))
 
     @patch("/{flow_id:str}", guards=[requires_scope(FLOWS_WRITE)], sync_to_thread=True, responses=ERRORS,
            summary="Edit the draft (a new draft_version); calls keep the published version until the next publish")
-    def edit(self, data: FlowPatchRequest, container: Container, principal: Principal, flow_id: str) -> FlowResponse:
+    def edit(self, data: FlowPatchRequest, service: CallingService, principal: Principal, flow_id: str) -> FlowResponse:
         nulls = [name for name in sorted(data.model_fields_set) if getattr(data, name) is None]
         if nulls:
             raise ValidationFailedError([(["body", name], "cannot be null: leave it out to keep it", "null_not_allowed",
                                           None) for name in nulls])
-        return _view(flows.edit_flow(container.calling, principal, flow_id, name=data.name,
+        return _view(flows.edit_flow(service.calling, principal, flow_id, name=data.name,
                                      graph_json=data.graph_json))
 
     @post("/{flow_id:str}/preview", guards=[requires_scope(FLOWS_READ)], sync_to_thread=True,
           status_code=HTTP_200_OK, responses=ERRORS,
           summary="Compile the draft (or an unsaved graph_json) without storing anything")
-    def preview(self, container: Container, principal: Principal, flow_id: str,
+    def preview(self, service: CallingService, principal: Principal, flow_id: str,
                 data: FlowPreviewRequest | None = None) -> FlowPreview:
         graph = data.graph_json if data is not None else None
-        return _preview(flows.preview_flow(container.calling, principal, flow_id, graph))
+        return _preview(flows.preview_flow(service.calling, principal, flow_id, graph))
 
     @post("/{flow_id:str}/publish", guards=[requires_scope(FLOWS_WRITE)], sync_to_thread=True,
           status_code=HTTP_200_OK, responses=ERRORS,
           summary="Compile the draft and freeze it as the next published version (422 naming each node at fault)")
-    def publish(self, container: Container, principal: Principal, flow_id: str) -> FlowResponse:
-        return _view(flows.publish_flow(container.calling, principal, flow_id))
+    def publish(self, service: CallingService, principal: Principal, flow_id: str) -> FlowResponse:
+        return _view(flows.publish_flow(service.calling, principal, flow_id))

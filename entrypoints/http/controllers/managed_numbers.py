@@ -17,10 +17,10 @@ from application.numbers import managed
 from application.principal import Principal
 from domain.calls.idempotency import body_fingerprint
 from domain.numbers.number import Number
-from entrypoints.bootstrap import Container
 from entrypoints.http.idempotency import answer_response, checked_key
 from entrypoints.http.schemas.managed_numbers import ManagedNumberCreate
 from entrypoints.http.schemas.webhooks import ErrorBody
+from entrypoints.http.services import NumberingService
 
 _FORBIDDEN = ResponseSpec(ErrorBody, description="The key lacks numbers:write (insufficient_scope), or is "
                                                  "restricted by number_ids (number_not_allowed)")
@@ -48,15 +48,15 @@ CREATE_DESCRIPTION = (
 RELEASE_SUMMARY = "Release a managed number at the carrier, then disconnect it (it stays readable, active=false)"
 
 
-def provision(container: Container, principal: Principal, data: ManagedNumberCreate, idempotency_key: str | None,
+def provision(service: NumberingService, principal: Principal, data: ManagedNumberCreate, idempotency_key: str | None,
               view: Callable[[Number], Any]) -> Response[Any]:
     answer = managed.provision(
-        container.calling, container.managed_numbering, principal,
+        service.calling, service.managed, principal,
         managed.ManagedNumberRequest(area_code=data.area_code, use_case=data.use_case),
         render=lambda number: msgspec.to_builtins(view(number)), key=checked_key(idempotency_key),
         fingerprint=body_fingerprint(data.model_dump(mode="json")))
     return answer_response(answer)
 
 
-def release(container: Container, principal: Principal, number_id: str) -> None:
-    managed.release(container.calling, container.managed_numbering, principal, number_id)
+def release(service: NumberingService, principal: Principal, number_id: str) -> None:
+    managed.release(service.calling, service.managed, principal, number_id)

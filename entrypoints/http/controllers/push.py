@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Response, get, post
-from litestar.di import Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
@@ -22,12 +21,11 @@ from domain.push.notification import PushNotification
 from domain.push.subscription import PushSubscription
 from domain.timestamps import iso
 from domain.webhooks.targets import UnsafeTargetError, parse_target
-from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.controllers.webhooks import DEVELOPMENT_FLAGS
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_push, service_and_principal
 from entrypoints.http.schemas.push import (
     PushDeliveredRequest,
     PushFailure,
@@ -39,6 +37,7 @@ from entrypoints.http.schemas.push import (
     VapidKey,
 )
 from entrypoints.http.schemas.webhooks import ErrorBody
+from entrypoints.http.services import PushService
 
 CURSOR = "push_subscriptions"
 NOT_ALLOWED = ResponseSpec(ErrorBody, description="The key lacks the scope (insufficient_scope), or names or "
@@ -46,10 +45,10 @@ NOT_ALLOWED = ResponseSpec(ErrorBody, description="The key lacks the scope (insu
 UNAVAILABLE = ResponseSpec(ErrorBody, description="Web Push is not set up on this server (feature_unavailable)")
 
 
-def _ports(container: Container) -> PushPorts:
-    if container.push is None:
+def _ports(service: PushService) -> PushPorts:
+    if service.ports is None:
         raise FeatureUnavailableError("Web Push is not set up on this server", code="feature_unavailable")
-    return container.push
+    return service.ports
 
 
 def subscription_view(subscription: PushSubscription) -> PushSubscriptionView:
@@ -73,11 +72,11 @@ def notification_view(notification: PushNotification) -> PushNotificationView:
         sent_at=iso(notification.sent_at), delivered_at=iso(notification.delivered_at))
 
 
-async def checked_endpoint(container: Container, endpoint: str) -> str:
+async def checked_endpoint(service: PushService, endpoint: str) -> str:
     """The normalized endpoint, or a 422 at ``body.subscription.endpoint`` saying why (the webhook
     URL policy, with the development flag that would lift it)."""
     try:
-        async with _ports(container).sender() as sender:
+        async with _ports(service).sender() as sender:
             return await sender.check(endpoint)
     except UnsafeTargetError as exc:
         flag = DEVELOPMENT_FLAGS.get(exc.code)
@@ -96,13 +95,13 @@ def _normalized(endpoint: str) -> str:
 class PushController(Controller):
     path = "/v1/push"
     tags = ["push"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_push)
 
     @get("/vapid-key", sync_to_thread=True, operation_id="push_vapid_key", responses={503: UNAVAILABLE},
          summary="The VAPID public key to subscribe a browser with (PushManager.subscribe's applicationServerKey); "
                  "any key of the account may read it")
-    def vapid_key(self, container: Container) -> VapidKey:
-        return VapidKey(public_key=vapid.public_key(container.calling, _ports(container)))
+    def vapid_key(self, service: PushService) -> VapidKey:
+        return VapidKey(public_key=vapid.public_key(service.calling, _ports(service)))
 
     @post("/subscribe", guards=[requires_scope(PUSH_WRITE)], status_code=HTTP_201_CREATED,
           operation_id="push_subscribe", responses={
@@ -110,14 +109,14 @@ class PushController(Controller):
                                                                   "keys and label are now these, and it is active"),
               403: NOT_ALLOWED, 503: UNAVAILABLE},
           summary="Subscribe a device (per device and per number) to notifications of live inbound calls")
-    async def subscribe(self, data: PushSubscribeRequest, container: Container,
+    async def subscribe(self, data: PushSubscribeRequest, service: PushService,
                         principal: Principal) -> Response[PushSubscriptionView]:
-        endpoint = await checked_endpoint(container, data.subscription.endpoint)
+        endpoint = await checked_endpoint(service, data.subscription.endpoint)
         given = Subscribing(endpoint=endpoint, p256dh=data.subscription.keys.p256dh,
                             auth=data.subscription.keys.auth, number_ids=list(data.number_ids),
                             device_label=data.device_label)
-        subscription, created = await run_blocking(subscriptions.subscribe, container.calling, principal,
-                                                   _ports(container).box, given)
+        subscription, created = await run_blocking(subscriptions.subscribe, service.calling, principal,
+                                                   _ports(service).box, given)
         return Response(subscription_view(subscription), status_code=HTTP_201_CREATED if created else HTTP_200_OK)
 
     @post("/unsubscribe", guards=[requires_scope(PUSH_WRITE)], sync_to_thread=True, status_code=HTTP_200_OK,
@@ -125,9 +124,9 @@ class PushController(Controller):
               403: NOT_ALLOWED, 404: ResponseSpec(ErrorBody, description="No subscription of this account has that "
                                                                           "endpoint (subscription_not_found)")},
           summary="Unsubscribe a device: nothing more is sent to it")
-    def unsubscribe(self, data: PushUnsubscribeRequest, container: Container,
+    def unsubscribe(self, data: PushUnsubscribeRequest, service: PushService,
                     principal: Principal) -> PushSubscriptionView:
-        return subscription_view(subscriptions.unsubscribe(container.calling, principal, _normalized(data.endpoint)))
+        return subscription_view(subscriptions.unsubscribe(service.calling, principal, _normalized(data.endpoint)))
 
     @post("/delivered", guards=[requires_scope(PUSH_WRITE)], sync_to_thread=True, status_code=HTTP_200_OK,
           operation_id="push_delivered", responses={
@@ -135,19 +134,19 @@ class PushController(Controller):
                                                                           "id (notification_not_found)")},
           summary="A device acknowledges a notification it received; recorded on the notification and its "
                   "subscription (the first acknowledgement counts)")
-    def delivered(self, data: PushDeliveredRequest, container: Container, principal: Principal) -> PushNotificationView:
-        return notification_view(subscriptions.acknowledge(container.calling, principal, data.notification_id))
+    def delivered(self, data: PushDeliveredRequest, service: PushService, principal: Principal) -> PushNotificationView:
+        return notification_view(subscriptions.acknowledge(service.calling, principal, data.notification_id))
 
     @get("/subscriptions", guards=[requires_scope(PUSH_READ)], sync_to_thread=True,
          operation_id="push_subscriptions", responses={403: NOT_ALLOWED},
          summary="The account's subscribed devices, first subscribed first, tombstoned ones included")
     def list_subscriptions(
-        self, container: Container, principal: Principal,
+        self, service: PushService, principal: Principal,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Parameter(max_length=cursors.MAX_LENGTH,
                                                 description="next_cursor of the previous page")] = None,
     ) -> PushSubscriptionsPage:
         after = cursors.decode(CURSOR, cursor, int)[0] if cursor is not None else None
-        shown, after = subscriptions.listing(container.calling, principal, after, limit)
+        shown, after = subscriptions.listing(service.calling, principal, after, limit)
         return PushSubscriptionsPage(data=[subscription_view(s) for s in shown],
                                      next_cursor=None if after is None else cursors.encode(CURSOR, after))

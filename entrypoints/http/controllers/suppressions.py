@@ -5,19 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, delete, get, post
-from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from application.calling import suppressions
 from application.principal import Principal
 from domain.accounts.scopes import CALLS_CREATE, CALLS_READ
-from entrypoints.bootstrap import Container
 from entrypoints.http import cursors
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal, views_caught_up
+from entrypoints.http.dependencies import provide_calling, service_and_principal
 from entrypoints.http.schemas.calls import SuppressionAdded, SuppressionRemoved, SuppressionRequest
 from entrypoints.http.schemas.pages import SuppressionsPage
+from entrypoints.http.services import CallingService
 from domain.timestamps import iso
 from projections.suppressions.queries import list_suppressions
 
@@ -27,11 +26,11 @@ CURSOR = "suppressions"
 class SuppressionsController(Controller):
     path = "/v1/suppressions"
     tags = ["suppressions"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_calling)
 
     @get("", guards=[requires_scope(CALLS_READ)], summary="Suppressed numbers (active ones unless include_removed)")
     async def list_entries(
-        self, container: Container, principal: Principal,
+        self, service: CallingService, principal: Principal,
         include_removed: bool = False,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 100,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
@@ -42,8 +41,8 @@ class SuppressionsController(Controller):
         if cursor is not None:
             added_at, e164 = cursors.decode(CURSOR, cursor, str, str, offset=offset)
             after = (cursors.moment(added_at, cursor), e164)
-        await views_caught_up(container)
-        page = await list_suppressions(container.read_pool, tenant_id=principal.tenant_id, now=container.clock(),
+        await service.reads.caught_up()
+        page = await list_suppressions(service.reads.pool, tenant_id=principal.tenant_id, now=service.calling.ports.clock(),
                                        include_removed=include_removed, limit=limit, offset=offset, after=after)
         next_cursor = None
         if page.after is not None:
@@ -52,14 +51,14 @@ class SuppressionsController(Controller):
 
     @post("", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_201_CREATED,
           summary="Suppress a number: calls to it are refused with type 'suppressed'")
-    def add(self, data: SuppressionRequest, container: Container, principal: Principal) -> SuppressionAdded:
-        entry = suppressions.add(container.calling, principal, e164=data.e164, reason=data.reason,
+    def add(self, data: SuppressionRequest, service: CallingService, principal: Principal) -> SuppressionAdded:
+        entry = suppressions.add(service.calling, principal, e164=data.e164, reason=data.reason,
                                  expires_at=data.expires_at)
         return SuppressionAdded(e164=entry.e164, reason=entry.reason, expires_at=iso(entry.expires_at),
                                 added_by=entry.added_by, added_at=iso(entry.added_at) or "")
 
     @delete("/{e164:str}", guards=[requires_scope(CALLS_CREATE)], sync_to_thread=True, status_code=HTTP_200_OK,
             summary="Lift a suppression")
-    def remove(self, container: Container, principal: Principal, e164: str) -> SuppressionRemoved:
-        entry = suppressions.remove(container.calling, principal, e164=e164)
+    def remove(self, service: CallingService, principal: Principal, e164: str) -> SuppressionRemoved:
+        entry = suppressions.remove(service.calling, principal, e164=e164)
         return SuppressionRemoved(status="removed", e164=entry.e164, removed_at=iso(entry.removed_at))

@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, get, patch
-from litestar.di import Provide
 
 from application.accounts import voice
 from application.principal import Principal
 from domain.accounts.scopes import TENANTS_WRITE
 from domain.accounts.tenant import Tenant
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_accounts, service_and_principal
 from entrypoints.http.schemas.voice import TenantSettingsPatch, TenantSettingsResponse
+from entrypoints.http.services import AccountsService
 
 
 def tenant_settings(tenant: Tenant) -> TenantSettingsResponse:
@@ -25,15 +24,15 @@ def tenant_settings(tenant: Tenant) -> TenantSettingsResponse:
 class TenantsController(Controller):
     path = "/v1/tenants"
     tags = ["tenants"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_accounts)
 
     @get("/me", guards=[requires_scope(TENANTS_WRITE)], sync_to_thread=True,
          summary="The tenant's voice settings (voice_engine_default null: the system default applies)")
-    def read(self, container: Container, principal: Principal) -> TenantSettingsResponse:
-        return tenant_settings(voice.tenant_settings(container.accounts, principal.tenant_id))
+    def read(self, service: AccountsService, principal: Principal) -> TenantSettingsResponse:
+        return tenant_settings(voice.tenant_settings(service.accounts, principal.tenant_id))
 
     @patch("/me", guards=[requires_scope(TENANTS_WRITE)], sync_to_thread=True,
            summary="Change the voice settings: voice_engine_default, voice_ab_disabled (A/B kill switch)")
-    def change(self, data: TenantSettingsPatch, container: Container, principal: Principal) -> TenantSettingsResponse:
+    def change(self, data: TenantSettingsPatch, service: AccountsService, principal: Principal) -> TenantSettingsResponse:
         given: dict[str, Any] = {name: getattr(data, name) for name in data.model_fields_set}
-        return tenant_settings(voice.change_tenant_settings(container.accounts, principal, **given))
+        return tenant_settings(voice.change_tenant_settings(service.accounts, principal, **given))

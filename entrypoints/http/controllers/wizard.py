@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, Response, post
-from litestar.di import Provide
 from litestar.openapi import ResponseSpec
 
 from application.principal import Principal
@@ -15,10 +14,9 @@ from application.wizard import generate as generating
 from application.wizard import provision as provisioning
 from domain.accounts.scopes import NUMBERS_WRITE
 from domain.calls.idempotency import body_fingerprint
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import requires_scope
 from entrypoints.http.controllers.numbers import number_view
-from entrypoints.http.dependencies import provide_principal
+from entrypoints.http.dependencies import provide_numbering, service_and_principal
 from entrypoints.http.idempotency import IdempotencyKey, answer_response, checked_key
 from entrypoints.http.schemas.webhooks import ErrorBody
 from entrypoints.http.schemas.wizard import (
@@ -28,6 +26,7 @@ from entrypoints.http.schemas.wizard import (
     WizardProvisioned,
     WizardProvisionRequest,
 )
+from entrypoints.http.services import NumberingService
 
 GENERATE_ERRORS = {502: ResponseSpec(ErrorBody, description=(
     "The configuration generator could not be reached (generator_unavailable), or answered twice with a "
@@ -57,16 +56,16 @@ PROVISION_DESCRIPTION = (
 class WizardController(Controller):
     path = "/v1/wizard"
     tags = ["wizard"]
-    dependencies = {"principal": Provide(provide_principal, sync_to_thread=False)}
+    dependencies = service_and_principal(provide_numbering)
 
     @post("/generate", sync_to_thread=True, status_code=200, responses=GENERATE_ERRORS, operation_id="wizard_generate",
           summary="A verdict, its reason and a ready Number configuration for a business description",
           description=("verdict: supported, needs_review (a person reviews the use case; provisioning refuses it) or "
                        "unsupported (config is null). The verdict is the service's compliance gate on the "
                        "description, whichever generator writes the configuration."))
-    def generate(self, data: WizardGenerateRequest, container: Container, principal: Principal) -> WizardGeneration:
+    def generate(self, data: WizardGenerateRequest, service: NumberingService, principal: Principal) -> WizardGeneration:
         del principal  # any valid API key
-        done = generating.generate(container.wizard_generator, data.business_description)
+        done = generating.generate(service.wizard, data.business_description)
         config = msgspec.convert(done.config, WizardConfig) if done.config is not None else None
         return WizardGeneration(verdict=done.verdict, reason=done.reason, config=config)  # type: ignore[arg-type]
 
@@ -74,7 +73,7 @@ class WizardController(Controller):
           responses=PROVISION_ERRORS, operation_id="wizard_provision",
           summary="Buy a managed number in an area code and apply a supported configuration to it",
           description=PROVISION_DESCRIPTION)
-    def provision(self, data: WizardProvisionRequest, container: Container, principal: Principal,
+    def provision(self, data: WizardProvisionRequest, service: NumberingService, principal: Principal,
                   idempotency_key: IdempotencyKey = None) -> Response[WizardProvisioned]:
         config = data.config.given()
         request = provisioning.ProvisionRequest(business_name=data.business_name,
@@ -83,7 +82,7 @@ class WizardController(Controller):
         fingerprint = body_fingerprint({"business_name": data.business_name, "area_code": data.area_code,
                                         "business_description": data.business_description, "config": config})
         answer = provisioning.provision(
-            container.calling, container.managed_numbering, principal, request,
+            service.calling, service.managed, principal, request,
             render=lambda number: msgspec.to_builtins(number_view(number)), key=checked_key(idempotency_key),
-            fingerprint=fingerprint, lease=container.settings.wizard_purchase_lease)
+            fingerprint=fingerprint, lease=service.purchase_lease)
         return answer_response(answer)

@@ -60,8 +60,7 @@ class AuthPages(Controller):
         if not answer.ok:
             return page("login.html", None, status=answer.status, title="Log in", next=safe_next(form.get("next")),
                         reason=None, email=form.get("email", ""), failure=answer.error["message"])
-        container = request.app.state.container
-        cookie = session_cookie(request, container, answer.body["access_token"], int(answer.body["expires_in"]))
+        cookie = session_cookie(request, answer.body["access_token"], int(answer.body["expires_in"]))
         return redirect(request, safe_next(form.get("next")), cookies=[cookie])
 
     @post("/logout", dependencies={"session": Provide(current_session)})
@@ -87,9 +86,7 @@ class AuthPages(Controller):
         logged_in = await api.post("/auth/login", json=credentials)
         cookies = []
         if logged_in.ok:
-            container = request.app.state.container
-            cookies.append(session_cookie(request, container, logged_in.body["access_token"],
-                                          int(logged_in.body["expires_in"])))
+            cookies.append(session_cookie(request, logged_in.body["access_token"], int(logged_in.body["expires_in"])))
         return page("signed_up.html", None, status=201, title="Welcome", cookies=cookies, secret=answer.body["secret"],
                     prefix=answer.body["prefix"], email=answer.body["email"],
                     verification_status=answer.body["verification_status"])

@@ -28,7 +28,7 @@ from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dashboard.api import Answer, Api
 from entrypoints.http.dashboard.calls_filters import FINAL, digest
 from entrypoints.http.dashboard.render import HEADERS
-from entrypoints.http.dashboard.session import Session
+from entrypoints.http.dashboard.session import Session, dashboard_of
 
 POLL = 1.0
 SLOW_POLL = 5.0  # after a refusal
@@ -43,7 +43,7 @@ Probe = Callable[[], Awaitable[tuple[str | None, bool, bool]]]  # (digest or Non
 
 async def _session_alive(request: Request[Any, Any, Any], session: Session) -> bool:
     try:
-        await run_blocking(authenticate_session, request.app.state.container.accounts, session.token)
+        await run_blocking(authenticate_session, dashboard_of(request).accounts, session.token)
     except AuthenticationError:
         return False
     return True

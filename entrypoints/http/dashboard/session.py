@@ -26,11 +26,11 @@ from litestar.datastructures import Cookie, FormMultiDict
 from application.accounts.sessions import authenticate_session
 from application.errors import AuthenticationError
 from application.principal import Principal
-from entrypoints.bootstrap import Container
 from entrypoints.http.auth import count_hit, refuse_over_limit
 from entrypoints.http.blocking import run_blocking
 from entrypoints.http.dashboard.api import Api
 from entrypoints.http.dependencies import client_ip
+from entrypoints.http.services import DashboardService, HttpServices
 
 COOKIE = "callwright_session"
 CSRF_FIELD = "csrf_token"
@@ -73,6 +73,11 @@ class Session:
         return [v.strip() for v in self.form.getall(name, []) if isinstance(v, str)]
 
 
+def dashboard_of(request: Request[Any, Any, Any]) -> DashboardService:
+    services: HttpServices = request.app.state.services
+    return services.dashboard
+
+
 def same_origin(request: Request[Any, Any, Any]) -> None:
     """A browser's ``Origin`` on a change must be this service (the request's ``Host``, or the host of
     ``CALLWRIGHT_PUBLIC_BASE_URL`` behind a proxy). This is what guards the forms before a session
@@ -81,8 +86,7 @@ def same_origin(request: Request[Any, Any, Any]) -> None:
     origin = request.headers.get("origin")
     if origin is None:
         return
-    container: Container = request.app.state.container
-    ours = {request.headers.get("host", ""), urlsplit(container.settings.public_base_url or "").netloc} - {""}
+    ours = {request.headers.get("host", ""), urlsplit(dashboard_of(request).public_base_url).netloc} - {""}
     if urlsplit(origin).netloc not in ours:
         raise CsrfRefused()
 
@@ -99,8 +103,8 @@ def safe_next(path: str | None) -> str:
     return "/app/calls"
 
 
-def session_cookie(request: Request[Any, Any, Any], container: Container, token: str, max_age: int) -> Cookie:
-    base = container.settings.public_base_url or ""
+def session_cookie(request: Request[Any, Any, Any], token: str, max_age: int) -> Cookie:
+    base = dashboard_of(request).public_base_url
     secure = request.url.scheme == "https" or base.startswith("https://")
     return Cookie(key=COOKIE, value=token, path="/app", httponly=True, samesite="lax", secure=secure, max_age=max_age)
 
@@ -111,7 +115,7 @@ def cleared_cookie() -> Cookie:
 
 async def current_session(request: Request[Any, Any, Any]) -> Session:
     """The dependency every page but the login pages takes: the session, CSRF checked on a change."""
-    container: Container = request.app.state.container
+    dashboard = dashboard_of(request)
     token = request.cookies.get(COOKIE)
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     if request.method not in SAFE_METHODS:  # back to the page the form was on (its draft is kept there)
@@ -119,12 +123,12 @@ async def current_session(request: Request[Any, Any, Any]) -> Session:
     if not token:
         raise LoginRequired(here, "login")
     try:
-        principal = await run_blocking(authenticate_session, container.accounts, token)
+        principal = await run_blocking(authenticate_session, dashboard.accounts, token)
     except AuthenticationError as exc:
         raise LoginRequired(here, "ended" if exc.code in ("invalid_session", "session_revoked") else "login") from exc
     # The page's request counts once in the user's budget (the API calls it makes are not counted).
-    refuse_over_limit(await count_hit(container, principal), principal)
-    csrf = csrf_token(container.dashboard_key, principal.jti)
+    refuse_over_limit(await count_hit(dashboard.admission, principal), principal)
+    csrf = csrf_token(dashboard.csrf_key, principal.jti)
     form = FormMultiDict()
     if request.method not in SAFE_METHODS:
         same_origin(request)

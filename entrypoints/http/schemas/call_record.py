@@ -15,6 +15,7 @@ import msgspec
 
 from domain.calls.call import Call
 from domain.calls.pricing import money
+from domain.calls.sms import CallSms
 from domain.timestamps import iso
 
 CallStatus = Literal["queued", "in_progress", "completed", "failed"]
@@ -71,9 +72,11 @@ class CallRecord(msgspec.Struct, kw_only=True):
     sms: list[SmsSent]  # post-call messages of the call's number (docs/numbers.md)
 
     @classmethod
-    def of(cls, call: Call) -> CallRecord:
-        """The full call record: every field of SPEC.md's Call plus the additive ones."""
+    def of(cls, call: Call, sms: CallSms | None = None) -> CallRecord:
+        """The full call record: every field of SPEC.md's Call plus the additive ones; ``sms``, the
+        call's post-call messages (those of release 0.1.0 are on the call itself)."""
         routing, flow = call.routing, call.flow
+        messages = [*call.sms.values(), *(sms.messages.values() if sms is not None else ())]
         return cls(
             call_id=call.call_id,
             status=call.status,  # type: ignore[arg-type]  # one of CallStatus
@@ -109,8 +112,8 @@ class CallRecord(msgspec.Struct, kw_only=True):
             flow_version=flow.version if flow is not None else None,
             routing=None if routing is None else Routing(action=routing.action, reason=routing.reason,
                                                          destination=routing.destination),
-            sms=[SmsSent(template_id=m["template_id"], to=m["to"], body=m["body"], status=m["status"],
-                         sent_at=iso(m["sent_at"])) for m in call.sms],
+            sms=[SmsSent(template_id=m.template_id, to=m.to, body=m.body, status=m.status,  # type: ignore[arg-type]
+                         sent_at=iso(m.sent_at)) for m in messages],
         )
 
 
