@@ -1,6 +1,7 @@
 """Composition root: the only package that chooses concrete adapters, and it only wires.
 
-One ``bootstrap_*`` function per run mode builds a typed ``Container``:
+One ``bootstrap_*`` function per run mode builds its container once, frozen: a ``ServerContainer``
+(PostgreSQL, a role, its pools) or, for unit tests, a ``Container`` (the applications and ports):
 
 - ``bootstrap``: PostgreSQL (external or embedded), group commit, read models and reactors; what
   the tests build, and the base of the others;
@@ -10,7 +11,7 @@ One ``bootstrap_*`` function per run mode builds a typed ``Container``:
 - ``bootstrap_cli`` (operator commands); ``bootstrap_memory`` (popo, unit tests).
 """
 
-from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.containers import Container, ServerContainer
 from entrypoints.bootstrap.core import bootstrap, bootstrap_cli, bootstrap_memory, resolve_database, utc_now
 from entrypoints.bootstrap.followers import SCRIPTED_SIMULATIONS, ReactorFactory, reactor_factories
 from entrypoints.bootstrap.http import Served, bootstrap_http, http_services, serving
@@ -19,6 +20,7 @@ from entrypoints.bootstrap.kafka import bootstrap_relay, bootstrap_worker, kafka
 __all__ = [
     "SCRIPTED_SIMULATIONS",
     "Container",
+    "ServerContainer",
     "ReactorFactory",
     "Served",
     "bootstrap",

@@ -5,11 +5,11 @@ Built only by the ``bootstrap_*`` functions of this package; every other module 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
 from psycopg_pool import ConnectionPool
@@ -33,13 +33,37 @@ from application.wizard.ports import WizardGenerator
 from entrypoints.bootstrap.roles import ROLES, Role
 from entrypoints.http.context import HttpMetrics, VoiceMetrics
 from entrypoints.settings import Settings
-from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 
 WebhookPosterFactory = Callable[[], AbstractAsyncContextManager[WebhookPoster]]
 
 
-@dataclass(kw_only=True)
+class WebhookDispatch(Protocol):
+    """What the rest of the process tells the webhook dispatcher: deliveries due now."""
+
+    def hint(self, scheduled: Sequence[Any]) -> None: ...
+
+    def poke(self) -> None: ...
+
+
+class _NoDispatch:
+    """A role without the jobs: the workers' dispatcher finds the deliveries due on its own."""
+
+    def hint(self, scheduled: Sequence[Any]) -> None:
+        pass
+
+    def poke(self) -> None:
+        pass
+
+
+NO_DISPATCH: WebhookDispatch = _NoDispatch()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Container:
+    """The applications and the ports every run mode has: all a test on the popo backend gets
+    (``bootstrap_memory``). Built once; the followers and closers it is given are added to its
+    collections, never by assigning a field."""
+
     settings: Settings
     clock: Clock
     accounts: Accounts
@@ -50,38 +74,30 @@ class Container:
     carrier: Carrier  # Twilio, or the API at CALLWRIGHT_TWILIO_API_BASE_URL
     carrier_edge: CarrierEdge  # the carrier's callbacks: signatures, reports, instructions
     webhook_poster: WebhookPosterFactory  # a poster behind the SSRF guard, per use
+    push: PushPorts  # Web Push: the sender, the VAPID key maker, the sealing box
     speech_engines: dict[str, SpeechEngine] = field(default_factory=dict)  # by profile ``speech`` name
     greeting_audio: GreetingAudioStore = field(default_factory=MemoryGreetingAudio)  # numbers' greetings, rendered
     managed_numbering: ManagedNumbering | None = None  # the managed sub-account; None: not configured
     wizard_generator: WizardGenerator = field(default_factory=RuleBasedWizardGenerator)  # Anthropic with a key
-    push: PushPorts | None = None  # Web Push: the sender, the VAPID key maker, the sealing box
     dashboard_key: bytes = field(default=b"", repr=False)  # signs the dashboard's CSRF tokens
-    database: DatabaseConfig | None = None  # None: the popo backend of unit tests
-    role: Role = field(default_factory=lambda: ROLES["all-in-one"])  # what this process runs (roles.py)
-    pool_sizes: dict[str, int] = field(default_factory=dict)  # each pool's maximum connections, by name
-    pool: ConnectionPool | None = None  # the shared "core" pool (PostgreSQL only)
-    locks: LockSession | None = None  # the connection holding this process's advisory locks
-    # Each pool's current use, by name: (size, max, available, waiting) for /readyz.
-    pool_stats: dict[str, Callable[[], Mapping[str, int]]] = field(default_factory=dict)
-    # Whether an error says the database cannot be reached (the HTTP edge answers 503).
-    database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)
     projections: dict[str, ProjectionWorker] = field(default_factory=dict)
     reactors: dict[str, ProjectionWorker] = field(default_factory=dict)
-    webhook_dispatcher: WebhookDispatcher | None = None  # with the reactors
     # The real time, which eventsourcing stamps events with (not ``clock``, which tests move):
     # what a follower's lag is measured against.
     wall_clock: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     # Prometheus: the process's registry (GET /metrics) and the collectors the HTTP edge and the
-    # voice sockets record into, made once with the container.
+    # voice sockets record into, made with the container.
     metrics_registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     http_metrics: HttpMetrics = field(init=False)
     voice_metrics: VoiceMetrics = field(init=False)
     _closers: list[Callable[[], Any]] = field(default_factory=list)
     _background: list[Callable[[], Any]] = field(default_factory=list)
+    _once: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.http_metrics = HttpMetrics(self.metrics_registry)
-        self.voice_metrics = VoiceMetrics(self.metrics_registry)
+        # Derived from the registry at construction (a frozen dataclass sets them this way).
+        object.__setattr__(self, "http_metrics", HttpMetrics(self.metrics_registry))
+        object.__setattr__(self, "voice_metrics", VoiceMetrics(self.metrics_registry))
 
     def speech_engine(self, name: str) -> SpeechEngine:
         engine = self.speech_engines.get(name)
@@ -125,8 +141,31 @@ class Container:
         self.accounts.close()
         self.calling.close()
 
+    def first_time(self, what: str) -> bool:
+        """True the first time ``what`` is asked of this container (work wired once per process)."""
+        if what in self._once:
+            return False
+        self._once.add(what)
+        return True
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerContainer(Container):
+    """A process on PostgreSQL (every run mode but the popo tests): its role, its pools and the
+    webhook dispatch of the roles that run the jobs."""
+
+    database: DatabaseConfig
+    role: Role = field(default_factory=lambda: ROLES["all-in-one"])  # what this process runs (roles.py)
+    pool_sizes: dict[str, int] = field(default_factory=dict)  # each pool's maximum connections, by name
+    pool: ConnectionPool  # the shared "core" pool
+    locks: LockSession | None  # the connection holding this process's advisory locks; the cli role holds none
+    # Each pool's current use, by name: (size, max, available, waiting) for /readyz.
+    pool_stats: dict[str, Callable[[], Mapping[str, int]]] = field(default_factory=dict)
+    # Whether an error says the database cannot be reached (the HTTP edge answers 503).
+    database_outage: Callable[[BaseException], bool] = field(default=lambda exc: False)
+    # The webhook dispatcher where this role runs the jobs; elsewhere a hint nobody needs.
+    webhook_dispatch: WebhookDispatch = field(default_factory=lambda: NO_DISPATCH)
+
     @property
     def conninfo(self) -> str:
-        if self.database is None:
-            raise RuntimeError("this container has no PostgreSQL (the popo backend of unit tests)")
         return self.database.conninfo()

@@ -40,7 +40,7 @@ from application.commit_path import direct, grouped
 from application.ports import Clock, EmailSender, PasswordHasher
 from application.push.ports import PushPorts
 from domain.calls.pricing import price_table
-from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.containers import NO_DISPATCH, Container, ServerContainer
 from entrypoints.bootstrap.managed import managed_account, managed_numbering
 from entrypoints.bootstrap.roles import ROLES, Role, name_connections
 from entrypoints.bootstrap.wizard import wizard_generator
@@ -163,10 +163,11 @@ def _push_ports(settings: Settings, keys: Keys) -> PushPorts:
                      new_vapid_keys=new_vapid_keys)
 
 
-def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: EmailSender | None,
-               hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool,
-               calling_env: dict[str, str] | None = None) -> Container:
-    """``env`` configures the applications' event stores (``calling_env``, when given, Calling's)."""
+def _parts(settings: Settings, env: dict[str, str], *, clock: Clock, email: EmailSender | None,
+           hasher: PasswordHasher | None, agent: Agent | None, grouped_commits: bool,
+           calling_env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What every container holds, by field. ``env`` configures the applications' event stores
+    (``calling_env``, when given, Calling's)."""
     keys = Keys.load(settings)
     commits = grouped if grouped_commits else direct
     accounts = Accounts(env, ports=_account_ports(settings, keys, clock, email, hasher), commits=commits)
@@ -178,7 +179,7 @@ def _container(settings: Settings, env: dict[str, str], *, clock: Clock, email: 
     credential_box = AesGcmSecretBox(keys.provider_credentials, purpose="provider-auth-token")
     calling = Calling(calling_env or env, ports=_calling_ports(settings, clock, agent, accounts),
                       live=_live_ports(settings, keys, carrier, edge, credential_box), commits=commits)
-    return Container(
+    return dict(
         settings=settings, clock=clock, accounts=accounts, calling=calling, rate_limiter=MemoryRateLimiter(),
         secret_box=AesGcmSecretBox(keys.webhook_secrets, purpose="webhook-secret"), credential_box=credential_box,
         carrier=carrier, carrier_edge=edge, webhook_poster=_webhook_poster(settings),
@@ -200,7 +201,7 @@ def bootstrap(
     reactors: bool = True,
     standby: bool = False,
     role: Role | None = None,
-) -> Container:
+) -> ServerContainer:
     """The process's ``role`` (``roles.py``) decides what it runs and the connections it may hold;
     without one it is told by the flags: ``projections``: the read models follow the logs in this
     process; ``reactors`` (with them): so do the reactors, the webhook dispatcher and the periodic
@@ -209,7 +210,7 @@ def bootstrap(
 
     The schema (tables, tracking tables, views) is created under an advisory lock: processes
     started at once wait for the first, then find it made."""
-    from entrypoints.bootstrap.followers import add_followers, run_leases
+    from entrypoints.bootstrap.followers import add_followers, run_leases, webhook_dispatcher
 
     role = role or _role_of(projections=projections, reactors=reactors, standby=standby)
     database = database or resolve_database(settings)
@@ -220,33 +221,31 @@ def bootstrap(
     with schema_lock(database):
         database.ensure_schema()
         cache = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
-        container = _container(settings, {**_store_env(database, sizes["events_accounts"]), **cache}, clock=clock,
-                               email=email, hasher=hasher, agent=agent, grouped_commits=True,
-                               calling_env={**_store_env(database, sizes["events_calling"]), **cache})
-        container.database = database
-        container.role = role
-        container.pool_sizes = sizes
-        container.database_outage = is_outage
-        for app in (container.accounts, container.calling):
+        parts = _parts(settings, {**_store_env(database, sizes["events_accounts"]), **cache}, clock=clock,
+                       email=email, hasher=hasher, agent=agent, grouped_commits=True,
+                       calling_env={**_store_env(database, sizes["events_calling"]), **cache})
+        accounts, calling = parts["accounts"], parts["calling"]
+        for app in (accounts, calling):
             app.is_outage = is_outage
         pool = sync_pool(database, max_size=sizes["core"], name="core")
-        container.on_close(pool.close)
-        container.pool = pool
-        container.pool_stats.update({
-            "core": pool.get_stats,
-            "events_accounts": container.accounts.recorder.datastore.pool.get_stats,  # type: ignore[attr-defined]
-            "events_calling": container.calling.recorder.datastore.pool.get_stats,  # type: ignore[attr-defined]
-        })
-        if "locks" in sizes:
-            locks = LockSession(database.conninfo())
-            container.on_close(locks.close)
-            container.locks = locks
+        locks = LockSession(database.conninfo()) if "locks" in sizes else None
         limiter = PostgresRateLimiter(pool)
         limiter.create_table()
-        container.rate_limiter = limiter
         greetings = PostgresGreetingAudio(pool)
         greetings.create_table()
-        container.greeting_audio = greetings
+        dispatch = webhook_dispatcher(settings, calling, parts["secret_box"], parts["webhook_poster"], pool) \
+            if role.reactors != "none" else NO_DISPATCH
+        container = ServerContainer(
+            **{**parts, "rate_limiter": limiter}, greeting_audio=greetings, database=database, role=role,
+            pool_sizes=sizes, pool=pool, locks=locks, database_outage=is_outage, webhook_dispatch=dispatch,
+            pool_stats={
+                "core": pool.get_stats,
+                "events_accounts": accounts.recorder.datastore.pool.get_stats,
+                "events_calling": calling.recorder.datastore.pool.get_stats,
+            })
+        container.on_close(pool.close)
+        if locks is not None:
+            container.on_close(locks.close)
         if role.reactors != "none":
             run_leases(container).create_table()
         if role.views != "none" or role.reactors == "log":
@@ -278,11 +277,11 @@ def bootstrap_memory(
     agent: Agent | None = None,
 ) -> Container:
     """The popo backend, for unit tests only (no projections, no reactors, no SQL)."""
-    return _container(settings or Settings(), {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock, email=email,
-                      hasher=hasher, agent=agent, grouped_commits=False)
+    return Container(**_parts(settings or Settings(), {"PERSISTENCE_MODULE": "eventsourcing.popo"}, clock=clock,
+                              email=email, hasher=hasher, agent=agent, grouped_commits=False))
 
 
-def bootstrap_cli(settings: Settings, **options: Any) -> Container:
+def bootstrap_cli(settings: Settings, **options: Any) -> ServerContainer:
     """One-shot operator commands (``callwright admin …``): the applications on the server's
     database, no followers; e-mails to the outbox under the data directory."""
     return bootstrap(settings, role=ROLES["cli"], **options)

@@ -15,14 +15,16 @@ from psycopg_pool import ConnectionPool
 
 from adapters.postgres.run_leases import RunLeases
 from adapters.scripted.brain import ScriptedBrain
-from adapters.speech.loopback import LoopbackSpeech
 from application.boundary import BoundaryApplication
+from application.calling.app import Calling
 from application.calling.ports import SpeechEngine
 from application.follower import ProjectionWorker
-from entrypoints.bootstrap.containers import Container
+from application.ports import SecretBox
+from entrypoints.bootstrap.containers import Container, ServerContainer, WebhookPosterFactory
 from entrypoints.workers import periodic
 from domain.calls.engines import DEFAULT_ENGINE
 from domain.numbers.number import Number
+from entrypoints.settings import Settings
 from entrypoints.workers.call_runner import CallRunner
 from entrypoints.workers.greeting_renderer import GreetingRenderer
 from entrypoints.workers.live_settler import LiveSettler
@@ -61,45 +63,38 @@ SCRIPTED_SIMULATIONS = 2
 RUN_LEASE = timedelta(seconds=10)
 
 # A read model's application, view class and projection class, given the container.
-ReadModel = Callable[[Container], tuple[BoundaryApplication, Any, Any]]
+ReadModel = Callable[[ServerContainer], tuple[BoundaryApplication, Any, Any]]
 # A reactor's application, and how to build it given its tracking (a tracking recorder on the
 # notification log, processed event ids on Kafka).
 ReactorFactory = tuple[BoundaryApplication, Callable[[Any], Any]]
 
 
-def reactor_factories(container: Container) -> dict[str, ReactorFactory]:
+def reactor_factories(container: ServerContainer) -> dict[str, ReactorFactory]:
     """Every reactor, by name."""
-
-    def hint(scheduled: Any) -> None:
-        if container.webhook_dispatcher is not None:
-            container.webhook_dispatcher.hint(scheduled)
 
     calling = container.calling
     simulations = SCRIPTED_SIMULATIONS if isinstance(calling.ports.brain, ScriptedBrain) else None
     push = container.push
-    pushing: dict[str, ReactorFactory] = {} if push is None else {
-        PushNotifier.name: (calling, lambda tracking: PushNotifier(calling, tracking, push))}
     grace = container.settings.shutdown_grace_seconds
-    leases = run_leases(container) if container.pool is not None else None
+    leases = run_leases(container)
     return {
         CallRunner.name: (calling, lambda tracking: CallRunner(calling, tracking, simulation_workers=simulations,
                                                                leases=leases, grace_seconds=grace)),
         LiveSettler.name: (calling, lambda tracking: LiveSettler(calling, tracking)),
         WebhookScheduler.name: (calling, lambda tracking: WebhookScheduler(
-            calling, tracking, scheduled=hint, retry_delays=container.settings.webhook_retry_delays)),
+            calling, tracking, scheduled=container.webhook_dispatch.hint,
+            retry_delays=container.settings.webhook_retry_delays)),
         PostCallSms.name: (calling, lambda tracking: PostCallSms(calling, tracking)),
         GreetingRenderer.name: (calling, lambda tracking: GreetingRenderer(
             calling, tracking, lambda number: _greeting_speech(container, number), container.greeting_audio)),
-        **pushing,
+        PushNotifier.name: (calling, lambda tracking: PushNotifier(calling, tracking, push)),
     }
 
 
 def _greeting_speech(container: Container, number: Number) -> SpeechEngine:
     """The speech engine of the number's voice engine profile (its default engine's when it names
     none, as its calls' would)."""
-    live = container.calling.live
-    name = live.profile(number.voice_engine or DEFAULT_ENGINE).speech if live is not None else LoopbackSpeech.name
-    return container.speech_engine(name)
+    return container.speech_engine(container.calling.live.profile(number.voice_engine or DEFAULT_ENGINE).speech)
 
 
 class _Standby:
@@ -112,19 +107,16 @@ class _Standby:
         pass
 
 
-def singleton_lock(container: Container, name: str) -> Any:
+def singleton_lock(container: ServerContainer, name: str) -> Any:
     """The advisory lock of a singleton (a follower, a periodic job), on this process's lock
-    session; None without PostgreSQL (always the leader). Advisory locks are per database, not
-    per schema: the name carries the schema, so services sharing one database in separate
-    schemas do not stand by for each other."""
-    if container.database is None:
-        return None
+    session. Advisory locks are per database, not per schema: the name carries the schema, so
+    services sharing one database in separate schemas do not stand by for each other."""
     if container.locks is None:
         raise RuntimeError(f"the {container.role.name} role holds no advisory locks ({name})")
     return container.locks.lock(f"{name}:{container.database.schema}")
 
 
-def follower(container: Container, app: BoundaryApplication, name: str, process_event: Callable[..., None],
+def follower(container: ServerContainer, app: BoundaryApplication, name: str, process_event: Callable[..., None],
              tracking: Any, handles: tuple[type, ...] | None, *, standby: bool = False) -> ProjectionWorker:
     lock: Any = _Standby() if standby else singleton_lock(container, f"follower:{name}")
     worker = ProjectionWorker(app, process_event, tracking, name=name, lock=lock, handles=handles)
@@ -151,7 +143,7 @@ READ_MODELS: dict[str, ReadModel] = {projection.name: _read_model(app, view, pro
 )}
 
 
-def add_followers(container: Container, env: dict[str, str], pool: ConnectionPool) -> None:
+def add_followers(container: ServerContainer, env: dict[str, str], pool: ConnectionPool) -> None:
     """What the container's role follows: the read models (leading, or watching the leaders'
     tracking), the reactors fed from the notification log, and the jobs beside them."""
     role = container.role
@@ -167,8 +159,7 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
             container.projections[projection.name] = follower(
                 container, app, projection.name, projection.process_event, view, projection.handles,
                 standby=role.views == "watch")
-        if container.database is not None:
-            install_analyst_views(container.database.conninfo(), container.database.schema)
+        install_analyst_views(container.database.conninfo(), container.database.schema)
     if role.reactors != "log":
         return  # reactors fed from Kafka are wired by ``kafka_reactors``, their jobs with them
     runner: CallRunner | None = None
@@ -186,14 +177,15 @@ def add_followers(container: Container, env: dict[str, str], pool: ConnectionPoo
     add_jobs(container, runner)
 
 
-def add_jobs(container: Container, runner: CallRunner | None) -> None:
+def add_jobs(container: ServerContainer, runner: CallRunner | None) -> None:
     """Beside the reactors: the webhook dispatcher, the watchdog and the reconciler (once per
     process; those two singletons under advisory locks) and the resumer of ``runner``."""
     pool = container.pool
-    assert pool is not None, "the jobs need PostgreSQL"
-    if container.webhook_dispatcher is None:
+    dispatcher = container.webhook_dispatch
+    if container.first_time("jobs") and isinstance(dispatcher, WebhookDispatcher):
         settings = container.settings
-        _add_dispatcher(container, pool)
+        container.on_start(dispatcher.start)
+        container.on_close(dispatcher.stop)  # closers run in reverse: before the pools it uses
         _periodic(container, periodic.watchdog(container.calling, pool, settings.max_call_seconds,
                                                lock=singleton_lock(container, "periodic:watchdog")))
         _periodic(container, periodic.reconciler(container.calling, pool, settings.reconcile_after_seconds,
@@ -202,9 +194,8 @@ def add_jobs(container: Container, runner: CallRunner | None) -> None:
         _periodic(container, periodic.simulation_resumer(container.calling, pool, runner))
 
 
-def run_leases(container: Container) -> RunLeases:
+def run_leases(container: ServerContainer) -> RunLeases:
     """The durable leases of this process's call runner on the queued calls it accepts."""
-    assert container.pool is not None, "run leases need PostgreSQL"
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     return RunLeases(container.pool, owner=owner, lease=RUN_LEASE)
 
@@ -214,13 +205,10 @@ def _periodic(container: Container, job: periodic.PeriodicJob) -> None:
     container.on_close(job.stop)
 
 
-def _add_dispatcher(container: Container, pool: ConnectionPool) -> None:
+def webhook_dispatcher(settings: Settings, calling: Calling, secret_box: SecretBox, poster: WebhookPosterFactory,
+                       pool: ConnectionPool) -> WebhookDispatcher:
     """The webhook dispatcher: attempts what ``webhook_deliveries_v1`` shows due, leased."""
-    timeout = min(10.0, container.settings.webhook_timeout_seconds)
-    dispatcher = WebhookDispatcher(container.calling, container.secret_box, container.webhook_poster,
-                                   lambda now: due_deliveries(pool, now),
-                                   owner=f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}",
-                                   lease=timedelta(seconds=3 * timeout + 1))
-    container.webhook_dispatcher = dispatcher
-    container.on_start(dispatcher.start)
-    container.on_close(dispatcher.stop)  # closers run in reverse: before the pools it uses
+    timeout = min(10.0, settings.webhook_timeout_seconds)
+    return WebhookDispatcher(calling, secret_box, poster, lambda now: due_deliveries(pool, now),
+                             owner=f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}",
+                             lease=timedelta(seconds=3 * timeout + 1))

@@ -19,7 +19,7 @@ from adapters.postgres.event_appender import AsyncEventAppender
 from adapters.postgres.pools import async_pool
 from adapters.postgres.readiness import ReadinessProbe
 from adapters.postgres.request_gate import RequestGate
-from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.containers import ServerContainer
 from entrypoints.bootstrap.core import bootstrap
 from entrypoints.bootstrap.roles import http_role
 from entrypoints.http.services import (
@@ -41,7 +41,7 @@ from entrypoints.settings import Settings
 from entrypoints.workers.kafka_mode import KafkaSettings
 
 
-def bootstrap_http(settings: Settings, **options: Any) -> Container:
+def bootstrap_http(settings: Settings, **options: Any) -> ServerContainer:
     """``callwright serve``: with Kafka (``CALLWRIGHT_KAFKA_BOOTSTRAP``), the reactors and the
     webhook dispatcher run in ``callwright worker`` processes instead; with ``http_followers`` off,
     so do the views, which this process only watches for read-your-writes. ``options`` go to
@@ -61,10 +61,9 @@ class Served:
     appender: AsyncEventAppender
 
 
-def http_services(container: Container) -> Served:
+def http_services(container: ServerContainer) -> Served:
     """The HTTP edge's services over ``container`` (PostgreSQL), with pools not yet opened."""
     database = container.database
-    assert database is not None, "the HTTP app needs PostgreSQL"
     sizes, settings = container.pool_sizes, container.settings
     accounts, calling = container.accounts, container.calling
     pool = async_pool(database, max_size=sizes.get("reads", 10), name="reads")
@@ -79,7 +78,6 @@ def http_services(container: Container) -> Served:
     reads = Reads(pool=pool, fresh=gate, views=Views(current=container.views_current, wait=container.wait_for_views),
                   accounts=accounts)
     admission = Admission(accounts=accounts, fresh=gate, tier_limit=settings.tier_limit, clock=container.clock)
-    dispatcher = container.webhook_dispatcher
     services = HttpServices(
         settings=settings,
         reads=reads,
@@ -89,7 +87,7 @@ def http_services(container: Container) -> Served:
                                  login_window_seconds=settings.login_window_seconds),
         webhooks=WebhooksService(calling=calling, reads=reads, secret_box=container.secret_box,
                                  poster=container.webhook_poster,
-                                 hint=dispatcher.hint if dispatcher is not None else _no_dispatcher),
+                                 hint=container.webhook_dispatch.hint),
         push=PushService(calling=calling, ports=container.push),
         providers=ProvidersService(calling=calling, carrier=container.carrier, credential_box=container.credential_box),
         carrier=CarrierService(calling=calling, edge=container.carrier_edge, base_url=settings.base_url),
@@ -110,17 +108,12 @@ def http_services(container: Container) -> Served:
     return Served(services=services, reads=pool, probes=probes, watch=watch, appender=appender)
 
 
-def _no_dispatcher(deliveries: list[Any]) -> None:
-    """Without a dispatcher in this process: the workers' dispatcher finds the deliveries due."""
-
-
 @asynccontextmanager
-async def serving(container: Container, served: Served, *, owns_container: bool,
+async def serving(container: ServerContainer, served: Served, *, owns_container: bool,
                   start_followers: bool) -> AsyncIterator[None]:
     """The HTTP app's lifespan: open what the requests use, start the followers, and on the way
     out let commits already handed to the loop land before anything closes."""
     database = container.database
-    assert database is not None, "the HTTP app needs PostgreSQL"
     pool, probes = served.reads, served.probes
     await pool.open(wait=True, timeout=30)
     await probes.open(wait=True, timeout=30)

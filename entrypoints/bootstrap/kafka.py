@@ -14,7 +14,7 @@ from adapters.kafka.relay import KafkaRelay
 from adapters.kafka.source import KafkaEventSource
 from adapters.postgres.advisory_lock import schema_lock
 from adapters.postgres.processed_events import ProcessedEvents
-from entrypoints.bootstrap.containers import Container
+from entrypoints.bootstrap.containers import ServerContainer
 from entrypoints.bootstrap.core import bootstrap
 from entrypoints.bootstrap.followers import ReactorFactory, add_jobs, reactor_factories, singleton_lock
 from entrypoints.bootstrap.roles import ROLES, worker_role
@@ -28,7 +28,7 @@ RELAY_TRACKING_TABLE = "kafka_relay_tracking"
 
 
 def bootstrap_worker(settings: Settings, kafka: KafkaSettings | None, *, projections: bool = True,
-                     reactors: bool = True, **options: Any) -> tuple[Container, Workers]:
+                     reactors: bool = True, **options: Any) -> tuple[ServerContainer, Workers]:
     """``callwright worker``: the read models and the reactors without HTTP; the reactors consume
     from Kafka when ``kafka`` is given, else they follow the notification log."""
     role = worker_role(projections=projections, reactors=reactors, kafka=kafka is not None)
@@ -37,19 +37,17 @@ def bootstrap_worker(settings: Settings, kafka: KafkaSettings | None, *, project
     return container, fed
 
 
-def bootstrap_relay(settings: Settings, kafka: KafkaSettings, **options: Any) -> tuple[Container, Workers]:
+def bootstrap_relay(settings: Settings, kafka: KafkaSettings, **options: Any) -> tuple[ServerContainer, Workers]:
     """``callwright relay``: the applications (no followers) and one relay per application."""
     container = bootstrap(settings, role=ROLES["relay"], **options)
     return container, relays(container, kafka)
 
 
-def relays(container: Container, kafka: KafkaSettings, *, request_timeout_ms: int = 5_000,
+def relays(container: ServerContainer, kafka: KafkaSettings, *, request_timeout_ms: int = 5_000,
            **options: Any) -> Workers:
     """One relay per application (Accounts, Calling), each the leader of its advisory lock;
     ``options`` go to ``KafkaRelay`` (page size, poll interval, backoff)."""
     database = container.database
-    if database is None:
-        raise RuntimeError("the relay needs PostgreSQL")
     size = container.pool_sizes.get("relay", 2)
     factory = PostgresFactory({**database.eventsourcing_env(pool_size=1, max_overflow=size - 1),
                                "PERSISTENCE_MODULE": "eventsourcing.postgres"})
@@ -69,18 +67,15 @@ def relays(container: Container, kafka: KafkaSettings, *, request_timeout_ms: in
     return workers
 
 
-def kafka_reactors(container: Container, kafka: KafkaSettings, *,
+def kafka_reactors(container: ServerContainer, kafka: KafkaSettings, *,
                    reactors: Mapping[str, ReactorFactory] | None = None, **options: Any) -> Workers:
     """The container's reactors (``bootstrap.reactor_factories``) as members of their Kafka consumer
     groups; their notification-log followers are taken out of the container (call before
     ``start_projections``)."""
     database = container.database
-    if database is None:
-        raise RuntimeError("Kafka-fed reactors need PostgreSQL")
     factories = reactor_factories(container) if reactors is None else reactors
     workers = Workers()
     pool = container.pool
-    assert pool is not None
     runner: CallRunner | None = None
     with schema_lock(database):
         ProcessedEvents(pool, "").create_table()  # one table, every reactor's rows

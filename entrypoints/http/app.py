@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from litestar import Litestar
 from litestar.middleware import DefineMiddleware
 
-from entrypoints.bootstrap import Container, http_services, serving
+from entrypoints.bootstrap import ServerContainer, http_services, serving
 from entrypoints.http.auth import AuthMiddleware, policy_for
 from entrypoints.http.body import MAX_BODY_BYTES, JsonBodyRequest
 from entrypoints.http.context import RequestContext
@@ -41,7 +41,7 @@ from entrypoints.http.voice_sockets import relay_socket
 VERSION = "0.1.0"
 
 
-def create_app(container: Container, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
+def create_app(container: ServerContainer, *, owns_container: bool = False, start_projections: bool = True) -> Litestar:
     served = http_services(container)
     services = served.services
 

@@ -100,7 +100,7 @@ def settle(client: TestClient[Any], tenant: Account, endpoint_id: str, attempts:
 
 def advance(container: Container, seconds: float) -> None:
     container.clock.advance(timedelta(seconds=seconds))
-    container.webhook_dispatcher.poke()
+    container.webhook_dispatch.poke()
 
 
 def verify(secret: str, received: Any) -> bool:

@@ -15,6 +15,7 @@ from application.accounts import registration
 from application.calling.live_ports import LivePorts
 from entrypoints.bootstrap import (
     Container,
+    ServerContainer,
     bootstrap,
     bootstrap_cli,
     bootstrap_http,
@@ -22,8 +23,10 @@ from entrypoints.bootstrap import (
     bootstrap_relay,
     bootstrap_worker,
 )
+from entrypoints.bootstrap.containers import NO_DISPATCH
 from entrypoints.settings import Settings
 from entrypoints.workers.kafka_mode import KafkaSettings
+from entrypoints.workers.webhook_dispatcher import WebhookDispatcher
 from tests.support.setup import FAST_HASHER, PASSWORD
 from tests.fakes.clock import FakeClock
 
@@ -49,7 +52,7 @@ def test_the_test_mode_follows_every_log_and_commits_in_groups(settings: Setting
     container = bootstrap(settings, **options(db))
     opened.append(container)
     assert set(container.projections) == VIEWS and set(container.reactors) == REACTORS
-    assert container.webhook_dispatcher is not None
+    assert isinstance(container.webhook_dispatch, WebhookDispatcher)
     assert container.calling.commits.asynchronous and container.accounts.commits.asynchronous
     assert isinstance(container.rate_limiter, PostgresRateLimiter)
     assert isinstance(container.calling.live, LivePorts)  # given at construction, not patched in
@@ -61,7 +64,7 @@ def test_the_http_mode_leaves_reactors_to_kafka_workers_when_kafka_is_configured
     container = bootstrap_http(settings, **options(db))
     opened.append(container)
     assert set(container.projections) == VIEWS and container.reactors == {}
-    assert container.webhook_dispatcher is None
+    assert container.webhook_dispatch is NO_DISPATCH
     assert not hasattr(container, "fresh_reads") and not hasattr(container, "read_pool")  # the HTTP app's services
 
 
@@ -69,7 +72,7 @@ def test_the_http_mode_without_followers_only_watches_the_views_a_worker_leads(
         settings: Settings, db: DatabaseConfig, opened: list[Container]) -> None:
     api = bootstrap_http(replace(settings, http_followers=False), **options(db))
     opened.append(api)
-    assert set(api.projections) == VIEWS and api.reactors == {} and api.webhook_dispatcher is None
+    assert set(api.projections) == VIEWS and api.reactors == {} and api.webhook_dispatch is NO_DISPATCH
     worker, _ = bootstrap_worker(settings, None, reactors=False, **options(db))
     opened.append(worker)
     api.start_projections()
@@ -103,15 +106,14 @@ def test_the_cli_mode_has_the_applications_and_no_followers(settings: Settings, 
                                                             opened: list[Container]) -> None:
     container = bootstrap_cli(settings, **options(db))
     opened.append(container)
-    assert container.projections == {} and container.reactors == {} and container.webhook_dispatcher is None
+    assert container.projections == {} and container.reactors == {} and container.webhook_dispatch is NO_DISPATCH
 
 
 def test_the_memory_mode_commits_directly_on_popo(settings: Settings) -> None:
     container = bootstrap_memory(settings, hasher=FAST_HASHER)
     try:
-        assert container.database is None and not container.calling.commits.asynchronous
-        with pytest.raises(RuntimeError):
-            _ = container.conninfo
+        assert not isinstance(container, ServerContainer) and not container.calling.commits.asynchronous
+        assert not hasattr(container, "database") and not hasattr(container, "conninfo")
     finally:
         container.close()
 

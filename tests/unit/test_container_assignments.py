@@ -1,10 +1,12 @@
-"""The container is built once (issue 31 item 2): only the composition root
-(``entrypoints/bootstrap/``) sets a container's attributes; every other module reads them."""
+"""The container is built once (issue 31 item 2): it is frozen, and only the composition root
+(``entrypoints/bootstrap/``) builds one; every other module reads it."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("domain", "application", "adapters", "projections", "entrypoints")
@@ -51,6 +53,22 @@ def test_only_the_composition_root_assigns_container_attributes():
             if hits:
                 found[str(path.relative_to(ROOT))] = hits
     assert found == {}
+
+
+def test_a_container_refuses_an_assignment_after_it_is_built():
+    import dataclasses
+
+    from entrypoints.bootstrap import Container, ServerContainer, bootstrap_memory
+    from entrypoints.settings import Settings
+
+    assert Container.__dataclass_params__.frozen and ServerContainer.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    container = bootstrap_memory(Settings())
+    try:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            container.rate_limiter = container.rate_limiter  # type: ignore[misc]
+        assert container.http_metrics is not None and container.voice_metrics is not None
+    finally:
+        container.close()
 
 
 def test_the_live_call_ports_are_always_wired():
