@@ -213,15 +213,20 @@ def test_the_record_as_of_an_instant_shows_the_messages_sent_by_then(client, con
     assert [(s["to"], s["status"]) for s in after["sms"]] == [(caller, "sent")]
 
 
+def sent_on_the_call(call: Call, template_id: str, to: str, now: Any) -> None:
+    """A message as release 0.1.0 recorded it: claimed and sent on the call itself."""
+    call._sms_claimed(template_id=template_id, to=to, body="Old", at=now)
+    call._sms_sent(template_id=template_id, carrier_sid="SM" + "0" * 32, at=now)
+
+
 def test_a_call_whose_messages_were_recorded_on_it_is_not_texted_again(client, container, fake, line):
     """Release 0.1.0 claimed a call's messages on the call (Call.SmsClaimed): its record still shows
     them, and sending again claims only what it did not claim."""
     caller = "+442071830010"
     call_id = ended_inbound_call(container, line, {"caller_name": "Jo", "callback_requested": True}, caller,
-                                 before_saving=lambda call, now: call._sms_claimed(
-                                     template_id=line["number"]["sms_templates"][0]["id"], to=caller, body="Old",
-                                     at=now))
+                                 before_saving=lambda call, now: sent_on_the_call(
+                                     call, line["number"]["sms_templates"][0]["id"], caller, now))
     sms = settled(client, line, call_id, 2)
-    assert [(s["body"], s["status"]) for s in sms] == [("Old", "sending"), (f"We will call {caller} back.", "sent")]
+    assert [(s["body"], s["status"]) for s in sms] == [("Old", "sent"), (f"We will call {caller} back.", "sent")]
     assert send_post_call_sms(container.calling, call_id) == 0
     assert [m["body"] for m in texts_to(fake, caller)] == [f"We will call {caller} back."]
